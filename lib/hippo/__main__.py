@@ -1,0 +1,4 @@
+"""`python -m hippo` runs the CLI."""
+from hippo.cli import main
+
+main()
