@@ -1,0 +1,321 @@
+"""Pull machine-usable signals out of a failed command's output.
+
+Pure and stdlib-only: the failure hook runs this before deciding whether anything heavier is worth
+loading. Input is Claude Code's `error` string ("Exit code N\\n<interleaved output>"); output is a
+`Signals` record of exception types + messages, `file:line` locations (stack frames, compiler and
+linter diagnostics, failing tests), error codes and quoted identifiers. Locations are normalised
+to repo-relative POSIX paths when they can be, and flagged as library code when they obviously are.
+"""
+from __future__ import annotations
+
+import os
+import posixpath
+import re
+from dataclasses import dataclass, field
+
+MAX_SCAN_CHARS = 200_000  # Claude Code middle-truncates at 10k; be generous but bounded
+
+
+@dataclass(frozen=True)
+class Location:
+    """One `file:line` mentioned by the output. `kind`: frame | diagnostic | test."""
+
+    path: str  # repo-relative when resolvable, else as printed
+    line: int
+    kind: str = "frame"
+    func: str = ""
+    message: str = ""
+    library: bool = False  # stdlib / site-packages / node_modules / toolchain internals
+
+
+@dataclass(frozen=True)
+class ErrorMessage:
+    etype: str  # "ValueError", "TypeError", "E0308", "panic", "error" ...
+    message: str
+
+
+@dataclass
+class Signals:
+    exit_code: int | None
+    text: str
+    errors: list[ErrorMessage] = field(default_factory=list)
+    locations: list[Location] = field(default_factory=list)  # most specific first
+    failed_tests: list[str] = field(default_factory=list)
+    codes: list[str] = field(default_factory=list)
+    identifiers: list[str] = field(default_factory=list)
+
+    @property
+    def repo_locations(self) -> list[Location]:
+        return [loc for loc in self.locations if not loc.library]
+
+    def is_empty(self) -> bool:
+        return not (self.errors or self.locations or self.failed_tests or self.codes)
+
+
+_EXIT_RE = re.compile(r"\AExit code (\d+)[ \t]*(?:\r?\n|\Z)")
+_ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+_LIB_MARKERS = (
+    "site-packages/", "dist-packages/", "node_modules/", "/rustc/", "/.cargo/registry/",
+    "/go/pkg/mod/", "/usr/lib/", "/usr/local/lib/", "/lib/python3", "<frozen", "<string>",
+    "<stdin>", "<anonymous>", "node:", "/.rustup/", "/jdk/", "/usr/include/",
+)
+
+# --- location patterns -------------------------------------------------------------------------
+_P = r"(?P<path>(?:[A-Za-z]:)?[^\s:()'\"<>,]*[^\s:()'\"<>,.]\.[A-Za-z][\w+-]{0,9})"
+_LOC_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
+    # tsc / MSBuild: path(12,5): error TS2339: msg
+    ("diagnostic", re.compile(r"^" + _P + r"\((?P<line>\d+),\d+\): (?:error|warning) (?P<code>[A-Z]+\d+): (?P<msg>.*)$", re.M)),
+    # tsc pretty: path:12:5 - error TS2339: msg
+    ("diagnostic", re.compile(r"^" + _P + r":(?P<line>\d+):\d+ - (?:error|warning) (?P<code>[A-Z]+\d+): (?P<msg>.*)$", re.M)),
+    # Python traceback: File "x.py", line 12, in func
+    ("frame", re.compile(r'File "(?P<path>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>\S+))?')),
+    # pytest long/short: path.py:12: in func | path.py:12: KeyError
+    ("frame", re.compile(r"^" + _P + r":(?P<line>\d+): (?:in (?P<func>\S+)|(?P<etype>[A-Z]\w*)?\s*$)", re.M)),
+    # JS stack: at fn (path:1:2) | at path:1:2 ; also TAP stack lines without "at"
+    ("frame", re.compile(r"^\s*(?:at\s+)?(?:(?P<func>[\w$.<>\[\] ]+?)\s+)?\((?:file://)?" + _P + r":(?P<line>\d+):\d+\)", re.M)),
+    ("frame", re.compile(r"^\s*at\s+(?:file://)?" + _P + r":(?P<line>\d+):\d+\s*$", re.M)),
+    # node's first line: /abs/path.js:6
+    ("frame", re.compile(r"\A\s*(?:file://)?" + _P + r":(?P<line>\d+)\s*$", re.M)),
+    # Java / Kotlin / Scala: at pkg.Cls.meth(File.java:12)
+    ("frame", re.compile(r"^\s*at (?P<func>[\w$.<>]+)\((?P<path>[\w$]+\.(?:java|kt|scala|groovy)):(?P<line>\d+)\)", re.M)),
+    # C#: at Ns.Cls.Meth() in /path/File.cs:line 44
+    ("frame", re.compile(r"^\s*at (?P<func>\S+?)(?:\(.*?\))? in " + _P + r":line (?P<line>\d+)", re.M)),
+    # Go panic: \t/path/file.go:58 +0x1d
+    ("frame", re.compile(r"^\t" + _P + r":(?P<line>\d+)(?: \+0x[0-9a-f]+)?\s*$", re.M)),
+    # Rust: panicked at src/main.rs:4:9  |  at ./src/main.rs:4:9  |  --> src/main.rs:2:22
+    ("frame", re.compile(r"panicked at " + _P + r":(?P<line>\d+):\d+")),
+    ("frame", re.compile(r"^\s+at " + _P + r":(?P<line>\d+):\d+\s*$", re.M)),
+    ("diagnostic", re.compile(r"^\s*--> " + _P + r":(?P<line>\d+):\d+", re.M)),
+    # Ruby: path.rb:23:in `meth'
+    ("frame", re.compile(r"(?:^|from )" + _P + r":(?P<line>\d+):in [`'](?P<func>[^'`]+)'", re.M)),
+    # PHP: in /path/x.php:31 | #0 /path/x.php(18): | in /path/x.php on line 31
+    ("frame", re.compile(r" in " + _P + r"(?::| on line )(?P<line>\d+)")),
+    ("frame", re.compile(r"^#\d+ " + _P + r"\((?P<line>\d+)\):", re.M)),
+    # gcc/clang/javac/mypy/go/ruff: path:12[:5]: [error|warning|note]: msg  (or ruff/go "CODE msg")
+    ("diagnostic", re.compile(r"^" + _P + r":(?P<line>\d+)(?::\d+)?: (?:(?:fatal )?(?:error|warning)(?:\[\w+\])?: )?(?P<msg>(?!in )\S.*)$", re.M)),
+    # go test: "    ledger_test.go:19: message"
+    ("test", re.compile(r"^\s{4}(?P<path>[\w./-]+_test\.go):(?P<line>\d+): (?P<msg>.*)$", re.M)),
+    # node --test: location: '/path/x.test.js:5:1'
+    ("test", re.compile(r"location: '(?:file://)?" + _P + r":(?P<line>\d+):\d+'")),
+    # eslint stylish: a path header line, then "  12:7  error  msg  rule"
+]
+_ESLINT_HEADER = re.compile(r"^(?P<path>(?:/|[\w.-]+/)[^\s:]+\.(?:[jt]sx?|mjs|cjs|vue|svelte))\s*$", re.M)
+_ESLINT_LINE = re.compile(r"^\s+(?P<line>\d+):\d+\s+(?:error|warning)\s+(?P<msg>.+?)\s{2,}(?P<code>[\w@/-]+)\s*$")
+
+# --- error message patterns ---------------------------------------------------------------------
+_ERROR_PATTERNS: list[re.Pattern[str]] = [
+    # Exception in thread "main" java.lang.X: msg | Unhandled exception. System.X: msg
+    re.compile(r"^(?:Exception in thread \"[^\"]*\" |Unhandled exception\. |PHP Fatal error:\s+Uncaught |Fatal error: Uncaught |Caused by: )?"
+               r"(?:E\s{2,})?(?P<etype>(?:[A-Za-z_][\w$]*\.)*(?:[A-Z][\w$]*)?(?:Error|Exception|Exit|Failure|Fault|Interrupt|Warning|Panic))"
+               r"(?:: (?P<msg>.*?))?(?: in \S+(?::\d+| on line \d+))?\s*$", re.M),
+    # Ruby: path:23:in `total': undefined method ... (NoMethodError)
+    re.compile(r":in [`'][^']*': (?P<msg>.*) \((?P<etype>[A-Z]\w*)\)\s*$", re.M),
+    # Rust compiler: error[E0308]: mismatched types
+    re.compile(r"^(?:error|warning)\[(?P<etype>E\d{4})\]: (?P<msg>.*)$", re.M),
+    # Go panic: panic: runtime error: index out of range
+    re.compile(r"^(?P<etype>panic): (?P<msg>.*)$", re.M),
+]
+_RUST_PANIC = re.compile(r"panicked at [^\n]*:\d+:\d+:\n(?P<msg>[^\n]+)")
+_LINK_ERROR = re.compile(r"undefined reference to [`'‘]([^'’`]+)['’]")
+_CODE_RE = re.compile(r"\b(E\d{4}|TS\d{4,5}|CS\d{4}|[A-Z]{1,3}\d{3,4})\b")
+_MYPY_CODE = re.compile(r"  \[(?P<code>[a-z][a-z-]+)\]\s*$", re.M)
+_QUOTED = re.compile(r"[`'\"‘“]([A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)*)[`'\"’”]")
+
+# --- failing tests ------------------------------------------------------------------------------
+_TEST_PATTERNS: list[re.Pattern[str]] = [
+    re.compile(r"^FAILED (?P<t>\S+::\S+)", re.M),  # pytest summary
+    re.compile(r"^_{3,} (?P<t>(?:\w+\.)?test\w*(?:\[[^\]]*\])?) _{3,}$", re.M),  # pytest section
+    re.compile(r"^---- (?P<t>\S+) stdout ----$", re.M),  # cargo test
+    re.compile(r"^--- FAIL: (?P<t>\S+)", re.M),  # go test
+    re.compile(r"^\s+● (?P<t>.+?)\s*$", re.M),  # jest/vitest
+    re.compile(r"^not ok \d+ - (?P<t>.+)$", re.M),  # TAP / node --test
+    re.compile(r"^\[ERROR\] (?P<t>[\w.$]+\.[\w$]+)\s+--.*<<< (?:FAILURE|ERROR)!", re.M),  # surefire
+    re.compile(r"^(?P<t>\S+::\S+) FAILED", re.M),  # pytest -v
+]
+
+_NOISE_IDENTIFIERS = {
+    "main", "self", "this", "None", "null", "undefined", "true", "false", "True", "False",
+    "origin", "HEAD", "utf-8", "stdout", "stderr", "error", "warning", "test", "string", "int",
+    "str", "object", "number", "Object", "String",
+}
+
+
+def split_exit(error: str) -> tuple[int | None, str]:
+    """`"Exit code 3\\nout"` -> (3, "out"); a bare message (shell could not start) -> (None, msg)."""
+    m = _EXIT_RE.match(error)
+    if not m:
+        return None, error
+    return int(m.group(1)), error[m.end():]
+
+
+def is_library_path(path: str) -> bool:
+    p = path.replace("\\", "/")
+    return any(marker in p for marker in _LIB_MARKERS)
+
+
+def normalize_path(path: str, cwd: str = "", root: str = "") -> tuple[str, bool]:
+    """Return (path relative to `root` if possible, is_library).
+
+    Relative paths are taken relative to `cwd` (the shell's directory), then re-expressed relative
+    to the repo `root`. Absolute paths outside the root are library paths.
+    """
+    p = path.strip().replace("\\", "/")
+    if p.startswith("file://"):
+        p = p[len("file://"):]
+    if is_library_path(p):
+        return p, True
+    root_p = root.replace("\\", "/").rstrip("/")
+    cwd_p = (cwd.replace("\\", "/").rstrip("/") or root_p)
+    if posixpath.isabs(p) or re.match(r"^[A-Za-z]:/", p):
+        absolute = posixpath.normpath(p)
+    elif cwd_p:
+        absolute = posixpath.normpath(posixpath.join(cwd_p, p))
+    else:
+        return posixpath.normpath(p), False
+    if root_p and (absolute == root_p or absolute.startswith(root_p + "/")):
+        return absolute[len(root_p) + 1:], False
+    if root_p:
+        return absolute, True  # outside the repository: someone else's code
+    return posixpath.normpath(p), False
+
+
+def _java_path(func: str, filename: str) -> str:
+    """`com.acme.Inventory.take` + `Inventory.java` -> `com/acme/Inventory.java` (a suffix guess)."""
+    parts = func.split(".")
+    pkg = [p for p in parts[:-2] if p and p[0].islower()]
+    return "/".join(pkg + [filename]) if pkg else filename
+
+
+def _clean_message(msg: str) -> str:
+    msg = msg.strip()
+    msg = re.sub(r"\s+\[[^\]]*\]$", "", msg)  # mypy "[arg-type]", MSBuild "[/abs/x.csproj]"
+    msg = re.sub(r"^[A-Z]{1,3}\d{3,4}\s+(?:\[\*\]\s+)?", "", msg)  # ruff/flake8 "F821 "
+    return msg[:300]
+
+
+def extract(error: str, cwd: str = "", root: str = "") -> Signals:
+    """Parse Claude Code's `error` string of a failed Bash call into `Signals`."""
+    exit_code, text = split_exit(error or "")
+    text = _ANSI_RE.sub("", text[:MAX_SCAN_CHARS]).replace("\r\n", "\n")
+    sig = Signals(exit_code=exit_code, text=text)
+    if not text.strip():
+        return sig
+
+    seen_loc: set[tuple[str, int]] = set()
+    found: list[tuple[int, Location]] = []  # (offset in text, location)
+    for kind, pattern in _LOC_PATTERNS:
+        for m in pattern.finditer(text):
+            gd = m.groupdict()
+            raw, line = gd.get("path") or "", int(gd.get("line") or 0)
+            func = (gd.get("func") or "").strip()
+            if not raw or line <= 0 or raw.startswith(("http:", "https:")):
+                continue
+            if raw.endswith((".java", ".kt", ".scala", ".groovy")) and "/" not in raw and func:
+                raw = _java_path(func, raw)
+            path, lib = normalize_path(raw, cwd, root)
+            if (path, line) in seen_loc:
+                continue
+            seen_loc.add((path, line))
+            msg = _clean_message(gd.get("msg") or "")
+            found.append((m.start(), Location(path, line, kind, func, msg, lib)))
+    for header in _ESLINT_HEADER.finditer(text):
+        path, lib = normalize_path(header.group("path"), cwd, root)
+        for raw_line in text[header.end():].lstrip("\n").split("\n"):
+            em = _ESLINT_LINE.match(raw_line)
+            if not em:
+                break
+            key = (path, int(em.group("line")))
+            if key not in seen_loc:
+                seen_loc.add(key)
+                found.append((header.start(), Location(path, key[1], "diagnostic", "", em.group("msg"), lib)))
+                sig.codes.append(em.group("code"))
+
+    # Order: tracebacks print outermost first for Python, innermost first for most others; the
+    # raise site is the most useful, so Python frames are reversed (they are the only "File" ones).
+    py = [loc for off, loc in found if _is_python_frame(text, loc)]
+    rest = [loc for off, loc in sorted(found, key=lambda t: t[0]) if loc not in py]
+    sig.locations = list(reversed(py)) + rest
+    # Repo code before library code, stable otherwise; diagnostics keep their order.
+    sig.locations.sort(key=lambda loc: loc.library)
+
+    seen_err: set[tuple[str, str]] = set()
+    for pattern in _ERROR_PATTERNS:
+        for m in pattern.finditer(text):
+            etype = m.group("etype")
+            msg = _clean_message(m.group("msg") or "")
+            if (etype, msg) not in seen_err:
+                seen_err.add((etype, msg))
+                sig.errors.append(ErrorMessage(etype, msg))
+    for m in _LINK_ERROR.finditer(text):
+        msg = f"undefined reference to {m.group(1)}"
+        if ("link", msg) not in seen_err:
+            seen_err.add(("link", msg))
+            sig.errors.append(ErrorMessage("link", msg))
+    for m in _RUST_PANIC.finditer(text):
+        msg = _clean_message(m.group("msg"))
+        if ("panic", msg) not in seen_err:
+            seen_err.add(("panic", msg))
+            sig.errors.append(ErrorMessage("panic", msg))
+    for loc in sig.locations:  # compiler diagnostics carry their own message
+        if loc.kind == "diagnostic" and loc.message and ("error", loc.message) not in seen_err:
+            seen_err.add(("error", loc.message))
+            sig.errors.append(ErrorMessage("error", loc.message))
+
+    for pattern in _TEST_PATTERNS:
+        for m in pattern.finditer(text):
+            t = m.group("t").strip()
+            if t and t not in sig.failed_tests:
+                sig.failed_tests.append(t)
+
+    codes = [m.group(1) for m in _CODE_RE.finditer(" ".join(e.message for e in sig.errors) + " " + " ".join(e.etype for e in sig.errors))]
+    codes += [m.group("code") for m in _MYPY_CODE.finditer(text)]
+    codes += [m.group(1) for m in re.finditer(r"^(?:error|warning)\[(E\d{4})\]", text, re.M)]
+    codes += [m.group(1) for m in re.finditer(r"(?:error|warning) ((?:TS|CS)\d{4,5})", text)]
+    for c in codes:
+        if c not in sig.codes:
+            sig.codes.append(c)
+
+    idents: list[str] = []
+    for source in [e.message for e in sig.errors] + [text[:4000]]:
+        for m in _QUOTED.finditer(source):
+            ident = m.group(1)
+            if 3 <= len(ident) <= 80 and ident not in _NOISE_IDENTIFIERS and ident not in idents:
+                idents.append(ident)
+    sig.identifiers = idents[:12]
+    return sig
+
+
+def _is_python_frame(text: str, loc: Location) -> bool:
+    return loc.path.endswith(".py") and f'line {loc.line}' in text and loc.kind == "frame" and (
+        f'", line {loc.line}' in text
+    )
+
+
+def message_literals(message: str) -> list[str]:
+    """The constant parts of a runtime message, most specific first, for a keyword search.
+
+    Formatted messages interleave literal text with values (`quantity must be positive, got -1`);
+    the source only holds the literal parts, so cut at values: digits, quotes, braces, separators.
+    """
+    msg = message.strip()
+    if not msg:
+        return []
+    pieces = re.split(r"""\s*(?:[:=,;]\s|['"`‘’{(\[<>]|(?:^|\s)\S*\d\S*|\s-\S|\s\S*[/\\]\S*)""", msg)
+    out: list[str] = []
+    for piece in pieces:
+        piece = piece.strip(" .:,;-=[]()<>*")
+        words = piece.split()
+        if len(words) >= 2 or (len(words) == 1 and len(piece) >= 12):
+            if piece not in out:
+                out.append(piece)
+    out.sort(key=len, reverse=True)
+    # a message that is already a plain sentence is its own best literal
+    if msg not in out and len(msg) <= 120 and not re.search(r"\d|['\"`]", msg):
+        out.insert(0, msg)
+    return out[:4]
+
+
+def relpath_under(path: str, root: str) -> str:
+    """`path` relative to `root` with POSIX separators (helper for callers holding OS paths)."""
+    return os.path.relpath(path, root).replace(os.sep, "/")
