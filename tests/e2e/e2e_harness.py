@@ -180,17 +180,23 @@ def request_text(body: dict) -> str:
 
 
 def session_start_context(body: dict) -> str:
-    """The text block(s) carrying SessionStart additionalContext in a request ("" if none).
+    """The SessionStart additionalContext the client put in a request ("" if none).
 
     Where it lands depends on the model: older models get a <system-reminder> in the first user
-    message, newer ones a system-role message; either way it starts with SESSION_START_MARK.
+    message, newer ones a system-role message that also holds the client's "# Environment"
+    section; either way it follows SESSION_START_MARK. Returns just the hooks' text.
     """
     blocks = []
     for m in body.get("messages", []):
         content = m.get("content")
         items = [content] if isinstance(content, str) else [b.get("text", "") for b in content or []
                                                            if isinstance(b, dict)]
-        blocks += [t for t in items if SESSION_START_MARK in t]
+        for t in items:
+            if SESSION_START_MARK in t:
+                t = t[t.index(SESSION_START_MARK) + len(SESSION_START_MARK):]
+                for end in ("\n</system-reminder>", "\n\n# Environment\n"):
+                    t = t.split(end)[0]
+                blocks.append(t.strip())
     return "\n".join(blocks)
 
 
@@ -265,8 +271,11 @@ def make_fixture_repo(name: str, dest: Path) -> Path:
 def index_repo(root: Path, model: str) -> subprocess.CompletedProcess:
     """`hippo index` the way a user would, before the session starts."""
     env = {**os.environ, "HIPPO_MODEL": model, "HIPPO_HOME": hippo_home(), "LANCEDB_LOG": "error"}
-    return subprocess.run([str(VENV_BIN / "hippo"), "index", "--quiet"], cwd=root, env=env,
-                          capture_output=True, text=True, timeout=600, check=True)
+    proc = subprocess.run([str(VENV_BIN / "hippo"), "index", "--quiet"], cwd=root, env=env,
+                          capture_output=True, text=True, timeout=600)
+    if proc.returncode != 0:
+        raise RuntimeError(f"hippo index failed in the fixture repo: {proc.stderr[-2000:]}")
+    return proc
 
 
 def line_of(path: Path, needle: str) -> int:
