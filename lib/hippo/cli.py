@@ -37,6 +37,139 @@ def cli() -> None:
     """hippo: a local, always-fresh memory of this repository for Claude Code."""
 
 
+def _progress_bar(quiet: bool):
+    """A rich progress bar on a TTY (stderr), nothing in quiet mode."""
+    if quiet or not sys.stderr.isatty():
+        return None, (lambda phase, done, total: None)
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                   TimeRemainingColumn(), transient=False)
+    tasks: dict[str, int] = {}
+    labels = {"files": "chunking files", "vectors": "embedding chunks"}
+
+    def update(phase: str, done: int, total: int) -> None:
+        if phase not in tasks:
+            tasks[phase] = bar.add_task(labels.get(phase, phase), total=total)
+        bar.update(tasks[phase], completed=done, total=total)
+
+    return bar, update
+
+
+@cli.command()
+@click.option("--full", is_flag=True, help="Rebuild from scratch instead of updating what changed.")
+@click.option("--dry-run", is_flag=True, help="Show what would be indexed (counts by extension and folder).")
+@click.option("--quiet", "-q", is_flag=True, help="No progress output (for hooks and scripts).")
+@click.option("--no-vectors", is_flag=True, help="Only the keyword phase; embed later with another `hippo index`.")
+@click.option("--repo", type=click.Path(file_okay=False), help="Repository root (default: the current one).")
+def index(full: bool, dry_run: bool, quiet: bool, no_vectors: bool, repo: str | None) -> None:
+    """Index this repository (incremental by default: only what changed since the last run)."""
+    from hippo.indexer import index_repo
+
+    root = _root(repo)
+    bar, progress = _progress_bar(quiet or dry_run)
+    if bar is not None:
+        bar.start()
+    try:
+        report = index_repo(root, full=full, dry_run=dry_run, progress=progress, vectors=not no_vectors)
+    finally:
+        if bar is not None:
+            bar.stop()
+    if dry_run:
+        d = report.dry_run or {}
+        click.echo(f"Would index {d.get('files', 0)} files ({d.get('bytes', 0) / 1e6:.1f} MB) in {root.name}/")
+        click.echo("By extension: " + ", ".join(f"{k} {v}" for k, v in list(d.get("by_extension", {}).items())[:20]))
+        click.echo("By top folder: " + ", ".join(f"{k} {v}" for k, v in list(d.get("by_top_folder", {}).items())[:20]))
+        if report.skipped:
+            click.echo("Skipped: " + ", ".join(f"{k} {v}" for k, v in sorted(report.skipped.items())))
+        return
+    if quiet:
+        return
+    if report.files_changed == 0 and report.files_deleted == 0 and not report.chunks_embedded:
+        click.echo(f"Index is up to date ({report.files_total} files, {report.seconds:.2f}s).")
+        return
+    click.echo(f"Indexed {report.files_changed} changed and {report.files_deleted} deleted files of "
+               f"{report.files_total}: {report.chunks_written} chunks written, {report.chunks_embedded} embedded, "
+               f"{report.vectors_reused} vectors reused in {report.seconds:.1f}s"
+               f"{' (rebuilt)' if report.rebuilt else ''}.")
+
+
+@cli.command()
+@click.argument("query", nargs=-1)
+@click.option("--keyword", "-w", "keywords", multiple=True, help="Boost chunks containing this symbol/string (repeatable).")
+@click.option("--glob", "-g", "globs", multiple=True, help="Only files matching this gitignore-style pattern (repeatable).")
+@click.option("--exact", is_flag=True, help="Keep only chunks that contain every --keyword (case-sensitive).")
+@click.option("--k", "k", type=click.IntRange(1, 50), default=None, help="At most this many results.")
+@click.option("--format", "fmt", type=click.Choice(["xml", "json", "text"]), default=None,
+              help="Output format (default: text on a terminal, xml otherwise).")
+@click.option("--mode", type=click.Choice(["hybrid", "vector", "keyword"]), default="hybrid", hidden=True)
+@click.option("--budget", type=click.IntRange(200, 200_000), default=None, help="Total characters of snippets.")
+@click.option("--repo", type=click.Path(file_okay=False), help="Repository root (default: the current one).")
+def search(query, keywords, globs, exact, k, fmt, mode, budget, repo) -> None:
+    """Search the index: hybrid semantic + keyword, line-exact results."""
+    from hippo import render
+    from hippo.search import search as run_search
+
+    root = _root(repo)
+    resp = run_search(root, " ".join(query), keywords=keywords, globs=globs, exact=exact, k=k,
+                      budget_chars=budget, mode=mode)
+    fmt = fmt or ("text" if sys.stdout.isatty() else "xml")
+    click.echo({"xml": render.to_xml, "json": render.to_json, "text": render.to_text}[fmt](resp))
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.option("--repo", type=click.Path(file_okay=False), help="Repository root (default: the current one).")
+def status(as_json: bool, repo: str | None) -> None:
+    """Files, chunks, model, indexed commit, freshness, size and last update of the index."""
+    import json as _json
+
+    from hippo.status import index_status
+
+    info = index_status(_root(repo))
+    if as_json:
+        click.echo(_json.dumps(info, indent=2))
+        return
+    if not info.get("indexed"):
+        raise HippoError("No index here yet. Run `hippo index`.")
+    for key, label in (("root", "repository"), ("files", "files"), ("chunks", "chunks"), ("model", "model"),
+                       ("indexed_commit", "indexed commit"), ("branch", "branch"), ("behind", "freshness"),
+                       ("vectors", "vectors"), ("size_mb", "index size (MB)"), ("updated", "last update"),
+                       ("index_dir", "stored in")):
+        if info.get(key) not in (None, ""):
+            click.echo(f"{label:>16}: {info[key]}")
+
+
+# --- plugin bundle: `hippo mcp`, `hippo init` (see docs/plugin.md) ---------------------------
+
+@cli.command()
+@click.option("--repo", type=click.Path(file_okay=False), help="Repository root (default: $HIPPO_PROJECT_DIR, "
+              "$CLAUDE_PROJECT_DIR, then the current one).")
+def mcp(repo: str | None) -> None:
+    """Run the MCP stdio server exposing search_codebase (Claude Code starts it via .mcp.json)."""
+    from hippo.mcp_server import project_root, serve
+
+    serve(_root(repo) if repo else project_root())
+
+
+@cli.command()
+@click.option("--rules-file", is_flag=True, help="Write .claude/rules/hippo.md instead of appending to CLAUDE.md.")
+@click.option("--dry-run", is_flag=True, help="Print the diff, change nothing.")
+@click.option("--repo", type=click.Path(file_okay=False), help="Repository root (default: the current one).")
+def init(rules_file: bool, dry_run: bool, repo: str | None) -> None:
+    """Install hippo's search and citation rules into this project's Claude Code memory."""
+    from hippo.init_rules import install_rules
+
+    res = install_rules(_root(repo), rules_file=rules_file, dry_run=dry_run)
+    if dry_run:
+        click.echo(res.diff or f"{res.path.name}: already up to date, nothing to change.", nl=bool(not res.diff))
+        return
+    click.echo({"created": f"Created {res.path} with hippo's rules.",
+                "appended": f"Appended hippo's rules to {res.path}.",
+                "updated": f"Updated hippo's rules block in {res.path}.",
+                "unchanged": f"hippo's rules in {res.path} are already up to date."}[res.action])
+
+
 def main() -> None:
     cli(prog_name="hippo")
 

@@ -1,0 +1,24 @@
+# One command runs what CI runs: `make check`.
+PY ?= .venv/bin/python
+
+.PHONY: check test test-fast e2e bench bench-full clean
+
+check: test
+
+test:
+	$(PY) -m pytest -q
+
+test-fast:
+	$(PY) -m pytest -q -m "not slow and not e2e"
+
+e2e:
+	$(PY) -m pytest -q -m e2e
+
+bench:
+	$(PY) bench/run.py --quick
+
+bench-full:
+	$(PY) bench/run.py
+
+clean:
+	rm -rf .hippo .pytest_cache build *.egg-info

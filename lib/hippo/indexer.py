@@ -1,0 +1,334 @@
+"""Full and incremental indexing: discovery + chunking + embedding + store, crash-safe and resumable.
+
+Two phases so the index is useful in seconds and complete in minutes:
+1. keyword phase: changed files are chunked, redacted and written with any vector already known for their
+   text (the `vectors` cache); the rest get a placeholder and `embedded = false`. Full-text search works now.
+2. vector phase: texts still missing a vector are embedded in batches and filled in. A killed run resumes here.
+
+Change detection compares every listed file's git blob id or (size, mtime) with the recorded state, so edits,
+adds, deletes, renames, branch switches, rebases and .gitignore changes all reduce to "these paths differ";
+only those files are read. State is saved after each committed batch (see state.py).
+"""
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import shutil
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from hippo.chunk import Chunk, chunk_id
+from hippo.config import Settings, load_settings
+from hippo.errors import IndexLockedError
+from hippo.state import SCHEMA_VERSION, FileRecord, IndexState, load_state, save_state
+from hippo.textutil import identifier_text
+
+Progress = Callable[[str, int, int], None]  # (phase, done, total)
+
+FILE_BATCH = 200
+EMBED_TEXT_CHARS = 1000  # MiniLM sees 256 tokens, roughly 1,000 characters of code
+EMBED_WRITE_BATCH = 256
+
+
+@dataclass
+class IndexReport:
+    files_total: int = 0
+    files_changed: int = 0
+    files_deleted: int = 0
+    chunks_written: int = 0
+    chunks_embedded: int = 0  # texts actually sent to the model in this run
+    vectors_reused: int = 0
+    rebuilt: bool = False
+    seconds: float = 0.0
+    keyword_ready_seconds: float = 0.0
+    skipped: dict[str, int] = field(default_factory=dict)
+    dry_run: dict | None = None
+
+
+def index_dir_for(root: Path, settings: Settings) -> Path:
+    d = settings.index_path(root)
+    d.mkdir(parents=True, exist_ok=True)
+    ignore = d / ".gitignore"
+    if not ignore.exists():
+        ignore.write_text("# hippo's local index; safe to delete (`rm -rf .hippo`)\n*\n", encoding="utf-8")
+    return d
+
+
+class WriterLock:
+    """One writer per index (fcntl.flock on `.hippo/lock`); readers never take it."""
+
+    def __init__(self, index_dir: Path, wait_seconds: float) -> None:
+        self.path = index_dir / "lock"
+        self.wait = wait_seconds
+        self.fh = None
+
+    def __enter__(self) -> "WriterLock":
+        self.fh = open(self.path, "a+")
+        deadline = time.monotonic() + self.wait
+        while True:
+            try:
+                fcntl.flock(self.fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    self.fh.close()
+                    raise IndexLockedError() from None
+                time.sleep(0.1)
+        self.fh.seek(0)
+        self.fh.truncate()
+        self.fh.write(str(os.getpid()))
+        self.fh.flush()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.fh is not None:
+            fcntl.flock(self.fh, fcntl.LOCK_UN)
+            self.fh.close()
+
+
+def embed_text(symbol: str, breadcrumb: str, text: str) -> str:
+    """What the model sees: the unit's name or heading path, then the head of its body."""
+    head = symbol or breadcrumb
+    body = f"{head}\n{text}" if head else text
+    return body[:EMBED_TEXT_CHARS]
+
+
+def vector_key(model_id: str, text: str) -> str:
+    return hashlib.sha1(f"{model_id}\0{text}".encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def decode(data: bytes) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data.decode("utf-8", errors="replace")
+
+
+def chunks_for_file(rel: str, data: bytes) -> list[Chunk]:
+    from hippo.chunking import chunk_file
+    from hippo.secrets import redact
+
+    text, _kinds = redact(decode(data).replace("\x00", "\ufffd"))
+    return chunk_file(rel, text)
+
+
+def _rows_for(rel: str, chunks: list[Chunk], model_id: str) -> list[dict]:
+    rows, seen = [], Counter()
+    for c in chunks:
+        h = c.content_hash
+        occurrence = seen[h]
+        seen[h] += 1
+        rows.append({
+            "id": chunk_id(rel, h, occurrence), "path": rel, "start_line": c.start_line,
+            "end_line": c.end_line, "language": c.language, "symbol": c.symbol, "kind": c.kind,
+            "breadcrumb": c.breadcrumb, "text": c.text,
+            "text_ids": identifier_text(c.text, f"{rel} {c.symbol} {c.breadcrumb}"),
+            "vkey": vector_key(model_id, embed_text(c.symbol, c.breadcrumb, c.text)),
+        })
+    return rows
+
+
+def _dry_run_summary(files) -> dict:
+    by_ext: Counter = Counter()
+    by_dir: Counter = Counter()
+    total_bytes = 0
+    for f in files:
+        name = f.path.rsplit("/", 1)[-1]
+        ext = name.rsplit(".", 1)[-1].lower() if "." in name.lstrip(".") else "(none)"
+        by_ext[ext] += 1
+        by_dir[f.path.split("/", 1)[0] if "/" in f.path else "."] += 1
+        total_bytes += f.size
+    return {"files": len(files), "bytes": total_bytes, "by_extension": dict(by_ext.most_common()),
+            "by_top_folder": dict(by_dir.most_common())}
+
+
+class Indexer:
+    def __init__(self, root: Path, settings: Settings | None = None, *, embedder=None,
+                 progress: Progress | None = None) -> None:
+        self.root = root
+        self.settings = settings or load_settings(root)
+        self.index_dir = index_dir_for(root, self.settings)
+        self._embedder = embedder
+        # The configured name identifies the model in state.json, so a no-op run never loads the model.
+        if embedder is not None:
+            self.model_name = embedder.model_id
+        else:
+            from hippo.embedding import model_id_for
+
+            self.model_name = model_id_for(self.settings.model)
+        self.progress = progress or (lambda phase, done, total: None)
+
+    def embedder(self):
+        if self._embedder is None:
+            from hippo.embedding import load_embedder
+
+            self._embedder = load_embedder(self.settings.model, threads=self.settings.threads)
+        return self._embedder
+
+    def run(self, *, full: bool = False, dry_run: bool = False, wait_lock: float = 3.0,
+            vectors: bool = True) -> IndexReport:
+        from hippo.discovery import discover
+
+        started = time.monotonic()
+        report = IndexReport()
+        disc = discover(self.root, self.settings)
+        report.files_total = len(disc.files)
+        report.skipped = dict(disc.skipped)
+        if dry_run:
+            report.dry_run = _dry_run_summary(disc.files)
+            return report
+        with WriterLock(self.index_dir, wait_lock):
+            state = self._open_state(full, report)
+            changed, records = self._changed_files(disc.files, state)
+            current = {f.path for f in disc.files}
+            deleted = sorted(set(state.files) - current)
+            report.files_changed, report.files_deleted = len(changed), len(deleted)
+            if changed or deleted or not state.complete:
+                state.complete = False
+                self._keyword_phase(state, changed, deleted, records, report)
+            self._record_git(state)
+            state.complete = True
+            save_state(self.index_dir, state)
+            report.keyword_ready_seconds = time.monotonic() - started
+            if vectors:
+                self._vector_phase(state, report)
+            if report.chunks_written or report.chunks_embedded or report.files_deleted:
+                self._store().optimize()
+        report.seconds = time.monotonic() - started
+        return report
+
+    # --- steps ---------------------------------------------------------------------------------
+    def _store(self):
+        if getattr(self, "_store_obj", None) is None:
+            from hippo.store import Store
+
+            self._store_obj = Store(self.index_dir, self._dim)
+        return self._store_obj
+
+    def _open_state(self, full: bool, report: IndexReport) -> IndexState:
+        state = load_state(self.index_dir)
+        db_exists = (self.index_dir / "db").exists()
+        usable = (state is not None and state.schema_version == SCHEMA_VERSION
+                  and state.model_id == self.model_name and db_exists and not full)
+        if usable:
+            self._dim = state.dim
+            return state
+        # Model, schema or layout changed (or the user asked): rebuild cleanly instead of mixing.
+        report.rebuilt = state is not None or db_exists
+        shutil.rmtree(self.index_dir / "db", ignore_errors=True)
+        emb = self.embedder()
+        self._dim = emb.dim
+        state = IndexState(model_id=self.model_name, dim=emb.dim)
+        save_state(self.index_dir, state)
+        return state
+
+    def _changed_files(self, files, state: IndexState):
+        """Paths whose content differs from the index. Reads only files whose blob id or stat changed."""
+        changed, records = [], {}
+        for f in files:
+            rec = state.files.get(f.path)
+            if rec is not None:
+                if f.blob and rec.blob == f.blob:
+                    continue
+                if not f.blob and rec.size == f.size and rec.mtime_ns == f.mtime_ns:
+                    continue
+            try:
+                data = (self.root / f.path).read_bytes()
+            except OSError:
+                continue  # vanished between listing and reading: the next run sees it gone
+            sha = hashlib.sha1(data).hexdigest()
+            new_rec = FileRecord(size=f.size, mtime_ns=f.mtime_ns, sha=sha, blob=f.blob)
+            if rec is not None and rec.sha == sha:
+                new_rec.chunks = rec.chunks
+                state.files[f.path] = new_rec  # same bytes, new stat or blob: nothing to re-index
+                continue
+            changed.append((f.path, data))
+            records[f.path] = new_rec
+        return changed, records
+
+    def _keyword_phase(self, state, changed, deleted, records, report) -> None:
+        store = self._store()
+        total = len(changed) + len(deleted)
+        done = 0
+        pending_delete = list(deleted)
+        for i in range(0, max(len(changed), 1), FILE_BATCH):
+            batch = changed[i:i + FILE_BATCH]
+            rows_by_path = {rel: _rows_for(rel, chunks_for_file(rel, data), self.model_name) for rel, data in batch}
+            rows = [r for rs in rows_by_path.values() for r in rs]
+            cached = store.cached_vectors(r["vkey"] for r in rows)
+            zero = [0.0] * self._dim
+            for r in rows:
+                vec = cached.get(r["vkey"])
+                r["embedded"] = vec is not None
+                r["vector"] = vec if vec is not None else zero
+            report.vectors_reused += sum(1 for r in rows if r["embedded"])
+            paths = list(rows_by_path) + pending_delete
+            if paths:
+                store.replace_files(paths, rows)
+                if i == 0:
+                    store.ensure_indexes()
+            for rel, rs in rows_by_path.items():
+                rec = records[rel]
+                rec.chunks = len(rs)
+                state.files[rel] = rec
+            for rel in pending_delete:
+                state.files.pop(rel, None)
+            pending_delete = []
+            report.chunks_written += len(rows)
+            done += len(batch) + (len(deleted) if i == 0 else 0)
+            save_state(self.index_dir, state)
+            self.progress("files", done, total)
+
+    def _record_git(self, state: IndexState) -> None:
+        from hippo import gitutil
+
+        if gitutil.is_git_repo(self.root):
+            state.indexed_commit = gitutil.head_commit(self.root)
+            state.branch = gitutil.current_branch(self.root)
+
+    def _vector_phase(self, state: IndexState, report: IndexReport) -> None:
+        store = self._store()
+        if not store.has_chunks():
+            state.vectors_complete = True
+            save_state(self.index_dir, state)
+            return
+        pending = store.rows("embedded = false")
+        total = len(pending)
+        if total:
+            state.vectors_complete = False
+            save_state(self.index_dir, state)
+        emb = None
+        done = 0
+        for i in range(0, total, EMBED_WRITE_BATCH):
+            batch = pending[i:i + EMBED_WRITE_BATCH]
+            texts: dict[str, str] = {}
+            for r in batch:
+                texts.setdefault(r["vkey"], embed_text(r["symbol"], r["breadcrumb"], r["text"]))
+            known = store.cached_vectors(texts)
+            todo = [k for k in texts if k not in known]
+            if todo:
+                emb = emb or self.embedder()
+                vecs = emb.embed_passages([texts[k] for k in todo])
+                fresh = dict(zip(todo, vecs))
+                store.cache_vectors(fresh)
+                known.update(fresh)
+                report.chunks_embedded += len(todo)
+            for r in batch:
+                r["vector"] = known[r["vkey"]]
+                r["embedded"] = True
+                r.pop("_distance", None)
+            store.update_vectors(batch)
+            done += len(batch)
+            self.progress("vectors", done, total)
+        state.vectors_complete = True
+        save_state(self.index_dir, state)
+
+
+def index_repo(root: Path, settings: Settings | None = None, *, full: bool = False, dry_run: bool = False,
+               progress: Progress | None = None, embedder=None, vectors: bool = True) -> IndexReport:
+    return Indexer(root, settings, embedder=embedder, progress=progress).run(
+        full=full, dry_run=dry_run, vectors=vectors)

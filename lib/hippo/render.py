@@ -1,0 +1,94 @@
+"""Render a SearchResponse as the seed's XML payload, a stable JSON schema, or text for people.
+
+Stdlib only (hooks call this). Retrieved text is untrusted data: every value is XML-escaped and snippets
+go in CDATA with any `]]>` split so repository content can never close our tags.
+"""
+from __future__ import annotations
+
+import json
+from xml.sax.saxutils import escape, quoteattr
+
+from hippo.results import SearchResponse
+
+META_KEYS = ("total_hits", "returned_hits", "latency_ms", "search_strategy", "indexed_commit",
+             "index_status")
+
+
+def _cdata(text: str) -> str:
+    # "]]>" cannot appear inside CDATA: end the section between "]]" and ">" and reopen it.
+    safe = _strip_invalid_xml_chars(text).replace("]]>", "]]]]><![CDATA[>")
+    return f"<![CDATA[\n{safe}\n]]>"
+
+
+def _strip_invalid_xml_chars(text: str) -> str:
+    """XML 1.0 forbids most control characters, even in CDATA; replace them so the document stays well-formed."""
+    return "".join(
+        ch if ch in "\t\n\r" or (" " <= ch <= "\ud7ff") or ("\ue000" <= ch <= "\ufffd")
+        or ("\U00010000" <= ch <= "\U0010ffff") else "\ufffd"
+        for ch in text
+    )
+
+
+def _text(value: object) -> str:
+    return escape(_strip_invalid_xml_chars(str(value)))
+
+
+def to_xml(resp: SearchResponse) -> str:
+    """The seed 000 §4.1 `<search_results>` document."""
+    out = ["<search_results>", "  <meta>"]
+    for key in META_KEYS:
+        if key in resp.meta and resp.meta[key] not in (None, ""):
+            out.append(f"    <{key}>{_text(resp.meta[key])}</{key}>")
+    out.append("  </meta>")
+    for hit in resp.hits:
+        attrs = f"id={quoteattr(_strip_invalid_xml_chars(hit.id))} score={quoteattr(f'{hit.score:.2f}')}"
+        if hit.stale:
+            attrs += ' stale="true"'
+        out.append(f"  <result {attrs}>")
+        out.append(f"    <source_file>{_text(hit.path)}</source_file>")
+        out.append(f"    <lines>{hit.start_line}-{hit.end_line}</lines>")
+        out.append(f"    <language>{_text(hit.language)}</language>")
+        if hit.symbol:
+            out.append(f"    <symbol>{_text(hit.symbol)}</symbol>")
+        if hit.last_modified:
+            out.append(f"    <last_modified>{_text(hit.last_modified)}</last_modified>")
+        out.append(f"    <snippet>{_cdata(hit.snippet)}</snippet>")
+        out.append("  </result>")
+    if resp.message:
+        out.append(f"  <message>{_text(resp.message)}</message>")
+    out.append("</search_results>")
+    return "\n".join(out)
+
+
+def to_json(resp: SearchResponse) -> str:
+    """Stable schema: {"query", "results": [{path, start_line, end_line, language, score, last_modified,
+    stale, snippet, symbol, id}], "meta": {...}, "message"}."""
+    results = [
+        {"path": h.path, "start_line": h.start_line, "end_line": h.end_line, "language": h.language,
+         "score": round(h.score, 4), "last_modified": h.last_modified, "stale": h.stale,
+         "snippet": h.snippet, "symbol": h.symbol, "id": h.id}
+        for h in resp.hits
+    ]
+    return json.dumps({"query": resp.query, "results": results, "meta": resp.meta,
+                       "message": resp.message}, ensure_ascii=False, indent=2)
+
+
+def to_text(resp: SearchResponse) -> str:
+    """Readable listing for a terminal."""
+    lines = []
+    for n, h in enumerate(resp.hits, 1):
+        flag = "  [stale: file changed since indexing]" if h.stale else ""
+        sym = f"  {h.symbol}" if h.symbol else ""
+        lines.append(f"{n}. {h.path}:{h.start_line}-{h.end_line}  ({h.language}, score {h.score:.2f}"
+                     f"{', ' + h.last_modified if h.last_modified else ''}){sym}{flag}")
+        for src in h.snippet.splitlines():
+            lines.append(f"    {src}")
+        lines.append("")
+    if resp.message:
+        lines.append(resp.message)
+    m = resp.meta
+    lines.append(f"[{m.get('returned_hits', len(resp.hits))} of {m.get('total_hits', '?')} hits, "
+                 f"{m.get('latency_ms', '?')} ms, {m.get('search_strategy', '')}"
+                 f"{', indexed ' + str(m['indexed_commit'])[:10] if m.get('indexed_commit') else ''}"
+                 f"{', ' + m['index_status'] if m.get('index_status') else ''}]")
+    return "\n".join(lines)

@@ -1,0 +1,46 @@
+"""Search result types shared by search, render, hooks and the MCP server. Stdlib only."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+
+@dataclass
+class Hit:
+    """One block of evidence: a line range of one file (adjacent chunks already merged)."""
+
+    id: str
+    path: str
+    start_line: int
+    end_line: int
+    language: str
+    score: float  # 0..1 confidence (vector similarity / keyword coverage), not the fused rank score
+    snippet: str
+    last_modified: str = ""  # YYYY-MM-DD
+    stale: bool = False  # the live file no longer matches what was indexed
+    symbol: str = ""
+    truncated: bool = False
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "Hit":
+        known = {k: data[k] for k in cls.__dataclass_fields__ if k in data}
+        return cls(**known)
+
+
+@dataclass
+class SearchResponse:
+    query: str
+    hits: list[Hit] = field(default_factory=list)
+    meta: dict = field(default_factory=dict)
+    message: str | None = None  # e.g. "No high-confidence results ..."
+
+    def to_dict(self) -> dict:
+        return {"query": self.query, "hits": [h.to_dict() for h in self.hits],
+                "meta": dict(self.meta), "message": self.message}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "SearchResponse":
+        return cls(query=data.get("query", ""), hits=[Hit.from_dict(h) for h in data.get("hits", [])],
+                   meta=dict(data.get("meta", {})), message=data.get("message"))

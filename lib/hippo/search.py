@@ -1,0 +1,393 @@
+"""Hybrid retrieval: vector kNN + full-text (raw and code-aware), fused with reciprocal rank fusion, then
+keyword boosts, exact and glob filters, down-weighting of tests/vendored code, merging of adjacent chunks,
+dynamic top-k and a character budget. Every answer says how fresh it is.
+
+lancedb/numpy are imported when a Searcher opens, not at module import, so `from hippo.search import Hit`
+stays cheap for hooks.
+"""
+from __future__ import annotations
+
+import os
+import re
+import time
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+from typing import Sequence
+
+from hippo.config import Settings, load_settings
+from hippo.errors import BadQueryError, NoIndexError
+from hippo.results import Hit, SearchResponse
+from hippo.state import IndexState, load_state
+from hippo.textutil import query_terms, text_terms
+
+__all__ = ["Searcher", "search", "Hit", "SearchResponse"]
+
+CANDIDATES = 60  # per retriever
+RRF_K = 60
+MAX_QUERY_CHARS = 2000
+TRUNCATION_MARK = "// ... (content truncated)"
+MIN_CONFIDENCE = 0.32  # below this for every hit: say "no high-confidence results"
+LOW_SIGNAL_PATHS = re.compile(
+    r"(^|/)(tests?|__tests__|spec|specs|fixtures?|testdata|vendor|third_party|node_modules|generated|examples?)/"
+    r"|(^|/)(test_[^/]*|[^/]*_test\.[a-z]+|[^/]*\.(test|spec)\.[a-z]+|conftest\.py)$",
+    re.IGNORECASE,
+)
+ASKS_FOR_TESTS = re.compile(r"\b(tests?|spec|fixtures?|vendor|example|mock|pytest|jest)\b", re.IGNORECASE)
+
+
+@dataclass
+class _Cand:
+    row: dict
+    rrf: float = 0.0
+    cos: float | None = None
+    conf: float = 0.0
+    final: float = 0.0
+
+
+def validate_globs(globs: Sequence[str]) -> list[str]:
+    """Globs are repo-relative gitignore-style patterns; anything reaching outside the repo is refused."""
+    clean = []
+    for g in globs:
+        g = (g or "").strip()
+        if not g:
+            continue
+        if g.startswith(("/", "\\", "~")) or re.match(r"^[A-Za-z]:", g) or ".." in re.split(r"[/\\]", g):
+            raise BadQueryError(f"Glob {g!r} must be relative to the repository root (no '..', no absolute paths).")
+        if "\x00" in g or len(g) > 500:
+            raise BadQueryError("Glob is too long or contains a NUL byte.")
+        clean.append(g.replace("\\", "/"))
+    return clean
+
+
+class Searcher:
+    """An open index. Cheap to query many times; the query server keeps one warm."""
+
+    def __init__(self, root: Path, settings: Settings | None = None, embedder=None) -> None:
+        self.root = Path(root)
+        self.settings = settings or load_settings(self.root)
+        self.index_dir = self.settings.index_path(self.root)
+        self._embedder = embedder
+        self.state = self._load_state()
+        from hippo.store import Store
+
+        self.store = Store(self.index_dir, self.state.dim)
+        if not self.store.has_chunks():
+            raise NoIndexError()
+
+    def _load_state(self) -> IndexState:
+        state = load_state(self.index_dir)
+        if state is None or not (self.index_dir / "db").exists():
+            raise NoIndexError()
+        return state
+
+    def refresh(self) -> None:
+        """Pick up the latest committed index version (the writer may have moved on)."""
+        state = load_state(self.index_dir)
+        if state is not None:
+            self.state = state
+        self.store.refresh()
+
+    def embedder(self):
+        if self._embedder is None:
+            from hippo.embedding import load_embedder
+
+            from hippo.embedding import model_id_for
+            from hippo.errors import HippoError
+
+            if model_id_for(self.settings.model) != self.state.model_id:
+                raise HippoError(f"The index was built with {self.state.model_id} but the configured model is "
+                                 f"{self.settings.model}. Run `hippo index` to rebuild.")
+            self._embedder = load_embedder(self.settings.model, threads=self.settings.threads)
+        return self._embedder
+
+    # --- public ----------------------------------------------------------------------------------
+    def search(self, query: str, *, keywords: Sequence[str] = (), globs: Sequence[str] = (), exact: bool = False,
+               k: int | None = None, budget_chars: int | None = None, mode: str = "hybrid") -> SearchResponse:
+        started = time.perf_counter()
+        query = (query or "").strip()
+        keywords = [kw.strip() for kw in keywords if kw and kw.strip()]
+        if not query and not keywords:
+            raise BadQueryError("Empty query: say what you are looking for, e.g. `hippo search \"where are tokens checked\"`.")
+        if mode not in ("hybrid", "vector", "keyword"):
+            raise BadQueryError(f"Unknown search mode {mode!r} (hybrid, vector, keyword).")
+        if exact and not keywords:
+            raise BadQueryError("--exact needs at least one --keyword to match.")
+        query = query[:MAX_QUERY_CHARS] or " ".join(keywords)
+        globs = validate_globs(globs)
+        k = max(1, min(int(k or self.settings.default_k), 50))
+        budget = int(budget_chars or self.settings.budget_chars)
+
+        pred = self._path_predicate(globs)
+        if pred == "false":
+            return self._respond(query, [], 0, started, mode, f"No indexed files match {', '.join(globs)}.")
+        embedded = self.store.count("embedded = true")
+        use_vectors = mode in ("hybrid", "vector") and embedded > 0
+        cands: dict[str, _Cand] = {}
+        qvec = None
+        if use_vectors:
+            qvec = self.embedder().embed_query(query)
+            vpred = pred if embedded == self.store.count() else _and(pred, "embedded = true")
+            self._fuse(cands, self._vector_hits(qvec, vpred))
+        if mode in ("hybrid", "keyword"):
+            self._fuse(cands, self._fts_hits(" ".join([query, *keywords]), pred))
+        if keywords:
+            self._fuse(cands, self._keyword_scan(keywords, pred, case_sensitive=exact))
+        if exact:
+            cands = {i: c for i, c in cands.items() if all(kw in c.row["text"] for kw in keywords)}
+        total = len(cands)
+        self._score(cands.values(), query, keywords, qvec)
+        hits, message = self._select(cands.values(), query, k, budget)
+        strategy = {"hybrid": "hybrid (semantic + keyword)", "vector": "semantic only",
+                    "keyword": "keyword only"}[mode]
+        if mode != "keyword" and not use_vectors:
+            strategy = "keyword only (vectors not built yet)"
+        return self._respond(query, hits, total, started, strategy, message, embedded)
+
+    def chunks_at(self, path: str, line: int) -> list[dict]:
+        """Indexed chunks of `path` that cover `line` (for error frames pointing at a file:line)."""
+        from hippo.store import sql_str
+
+        return self.store.rows(f"path = {sql_str(path)} AND start_line <= {int(line)} AND end_line >= {int(line)}",
+                               columns=["id", "path", "start_line", "end_line", "language", "symbol", "text"])
+
+    def hit_for_rows(self, rows: list[dict], score: float = 1.0) -> Hit | None:
+        """Turn chunk rows of one file into a merged, freshness-checked Hit (used by the hooks)."""
+        if not rows:
+            return None
+        blocks = _merge_rows([_Cand(row=r, conf=score, final=score) for r in rows])
+        hit = blocks[0]
+        self._annotate([hit])
+        return hit
+
+    # --- retrieval -------------------------------------------------------------------------------
+    def _path_predicate(self, globs: list[str]) -> str | None:
+        if not globs:
+            return None
+        import pathspec
+        from hippo.store import sql_in
+
+        spec = pathspec.PathSpec.from_lines("gitignore", globs)
+        paths = [p for p in self.state.files if spec.match_file(p)]
+        if not paths:
+            return "false"
+        return sql_in("path", paths)
+
+    def _vector_hits(self, qvec, pred: str | None) -> list[dict]:
+        q = self.store.chunks().search(qvec).metric("cosine").limit(CANDIDATES)
+        if pred:
+            q = q.where(pred, prefilter=True)
+        rows = q.to_list()
+        for r in rows:
+            r["_cos"] = 1.0 - float(r.pop("_distance", 1.0))
+        return rows
+
+    def _fts_hits(self, text: str, pred: str | None) -> list[dict]:
+        from lancedb.query import MultiMatchQuery
+
+        words = " ".join(re.findall(r"[A-Za-z0-9_]+", text))[:MAX_QUERY_CHARS]
+        if not words:
+            return []
+        try:
+            q = self.store.chunks().search(MultiMatchQuery(words, ["text", "text_ids"]), query_type="fts")
+            if pred:
+                q = q.where(pred, prefilter=True)
+            return q.limit(CANDIDATES).to_list()
+        except Exception:  # noqa: BLE001 - FTS index not built yet or a tokenizer edge case: vector half still answers
+            return []
+
+    def _keyword_scan(self, keywords: list[str], pred: str | None, case_sensitive: bool) -> list[dict]:
+        from hippo.store import sql_str
+
+        conds = []
+        for kw in keywords:
+            if case_sensitive:
+                conds.append(f"strpos(text, {sql_str(kw)}) > 0")
+            else:
+                conds.append(f"strpos(lower(text), {sql_str(kw.lower())}) > 0")
+        where = _and(pred, " AND ".join(conds) if case_sensitive else "(" + " OR ".join(conds) + ")")
+        try:
+            rows = self.store.chunks().search().where(where).limit(CANDIDATES * 4).to_list()
+        except Exception:  # noqa: BLE001
+            return []
+        # Chunks holding more of the keywords, and holding them more often, rank first.
+        def weight(r: dict) -> int:
+            low = r["text"].lower()
+            return sum(low.count(kw.lower()) > 0 for kw in keywords) * 1000 + sum(low.count(kw.lower()) for kw in keywords)
+
+        return sorted(rows, key=weight, reverse=True)[:CANDIDATES]
+
+    @staticmethod
+    def _fuse(cands: dict[str, _Cand], rows: list[dict]) -> None:
+        for rank, row in enumerate(rows):
+            c = cands.get(row["id"])
+            if c is None:
+                c = cands[row["id"]] = _Cand(row=row)
+            c.rrf += 1.0 / (RRF_K + rank + 1)
+            if "_cos" in row:
+                c.cos = row["_cos"]
+
+    # --- scoring ---------------------------------------------------------------------------------
+    def _score(self, cands, query: str, keywords: list[str], qvec) -> None:
+        cands = list(cands)
+        if not cands:
+            return
+        import numpy as np
+
+        if qvec is not None:
+            missing = [c for c in cands if c.cos is None and c.row.get("embedded")]
+            for c in missing:
+                c.cos = float(np.dot(np.asarray(c.row["vector"], dtype=np.float32), qvec))
+        terms = query_terms(query + " " + " ".join(keywords))
+        wants_tests = bool(ASKS_FOR_TESTS.search(query))
+        best_rrf = max(c.rrf for c in cands)
+        for c in cands:
+            r = c.row
+            present = text_terms(f"{r['text']} {r['path']} {r.get('symbol', '')} {r.get('breadcrumb', '')}")
+            coverage = len(terms & present) / len(terms) if terms else 0.0
+            vec_conf = min(1.0, max(0.0, (c.cos - 0.15) / 0.5)) if c.cos is not None else 0.0
+            kw_cov = (sum(1 for kw in keywords if kw.lower() in r["text"].lower()) / len(keywords)) if keywords else 0.0
+            conf = max(vec_conf, 0.85 * coverage ** 1.5, 0.9 * kw_cov)
+            if vec_conf and coverage:
+                conf = min(1.0, conf + 0.1 * min(vec_conf, coverage))
+            final = 0.45 * (c.rrf / best_rrf) + 0.55 * conf + 0.1 * kw_cov
+            if not wants_tests and LOW_SIGNAL_PATHS.search(r["path"]):
+                final *= 0.7
+                conf *= 0.85
+            c.conf, c.final = conf, final
+
+    def _select(self, cands, query: str, k: int, budget: int) -> tuple[list[Hit], str | None]:
+        ranked = sorted(cands, key=lambda c: c.final, reverse=True)
+        if not ranked or ranked[0].conf < MIN_CONFIDENCE and max(c.conf for c in ranked) < MIN_CONFIDENCE:
+            return [], (f"No high-confidence results found for {query[:120]!r}. "
+                        "Try other words, a --keyword, or a broader --glob.")
+        blocks = _merge_rows(ranked[: k * 4])
+        best = blocks[0]
+        keep = [b for b in blocks if b.score >= max(MIN_CONFIDENCE * 0.8, best.score * 0.55)][:k]
+        if len(keep) > 1 and best.score >= 0.85 and keep[1].score < best.score - 0.3:
+            keep = keep[:1]  # one very strong hit stands alone
+        keep = _apply_budget(keep, budget)
+        self._annotate(keep)
+        return keep, None
+
+    def _annotate(self, hits: list[Hit]) -> None:
+        """Mark stale hits (live file differs from the indexed text) and fill in last_modified."""
+        from hippo import gitutil
+
+        tracked_clean = [h.path for h in hits if (rec := self.state.files.get(h.path)) and rec.blob]
+        dates: dict[str, str] = {}
+        if tracked_clean:
+            try:
+                dates = gitutil.last_commit_dates(self.root, sorted(set(tracked_clean)))
+            except Exception:  # noqa: BLE001 - dates are a nicety; never fail a search over them
+                dates = {}
+        for h in hits:
+            live = self.root / h.path
+            rec = self.state.files.get(h.path)
+            try:
+                st = live.stat()
+            except OSError:
+                h.stale = True
+                continue
+            if rec is None or st.st_size != rec.size or st.st_mtime_ns != rec.mtime_ns:
+                h.stale = not _live_matches(live, h)
+            h.last_modified = dates.get(h.path) or date.fromtimestamp(st.st_mtime).isoformat()
+
+    def _respond(self, query, hits, total, started, strategy, message, embedded: int | None = None) -> SearchResponse:
+        meta = {
+            "total_hits": total, "returned_hits": len(hits),
+            "latency_ms": int((time.perf_counter() - started) * 1000),
+            "search_strategy": strategy,
+            "indexed_commit": (self.state.indexed_commit or "")[:12] or "none (not a git commit)",
+        }
+        all_rows = self.store.count()
+        if embedded is not None and all_rows and embedded < all_rows:
+            meta["index_status"] = f"vectors {100 * embedded // all_rows}% built; keyword search is complete"
+        return SearchResponse(query=query, hits=hits, meta=meta, message=message)
+
+
+def _and(a: str | None, b: str | None) -> str | None:
+    if a and b:
+        return f"({a}) AND ({b})"
+    return a or b
+
+
+def _merge_rows(cands: list[_Cand]) -> list[Hit]:
+    """Merge overlapping or adjacent chunks of one file into one block (seed 000 §6.2), best first."""
+    by_path: dict[str, list[_Cand]] = {}
+    for c in cands:
+        by_path.setdefault(c.row["path"], []).append(c)
+    hits: list[Hit] = []
+    for path, group in by_path.items():
+        group.sort(key=lambda c: c.row["start_line"])
+        run: list[_Cand] = []
+        for c in group:
+            if run and c.row["start_line"] > max(x.row["end_line"] for x in run) + 1:
+                hits.append(_block(path, run))
+                run = []
+            run.append(c)
+        if run:
+            hits.append(_block(path, run))
+    hits.sort(key=lambda h: h.score, reverse=True)
+    return hits
+
+
+def _block(path: str, run: list[_Cand]) -> Hit:
+    lines: dict[int, str] = {}
+    for c in run:
+        for n, text in enumerate(c.row["text"].split("\n"), start=int(c.row["start_line"])):
+            lines.setdefault(n, text)
+    start, end = min(lines), max(lines)
+    best = max(run, key=lambda c: c.final)
+    symbols = [c.row.get("symbol") or "" for c in sorted(run, key=lambda c: -c.final)]
+    hit = Hit(id=best.row["id"], path=path, start_line=start, end_line=end, language=best.row.get("language") or "",
+              score=round(min(1.0, max(c.conf for c in run)), 4),
+              snippet="\n".join(lines.get(n, "") for n in range(start, end + 1)),
+              symbol=next((s for s in symbols if s), ""))
+    hit._rank = max(c.final for c in run)  # type: ignore[attr-defined]
+    return hit
+
+
+def _apply_budget(hits: list[Hit], budget: int) -> list[Hit]:
+    """Keep whole hits while they fit; cut the one that overflows at a line boundary with a marker."""
+    out, left = [], budget
+    per_hit_cap = max(budget // 2, 600)
+    for h in hits:
+        cap = min(left, per_hit_cap)
+        if cap < 200:
+            break
+        if len(h.snippet) > cap:
+            kept, size = [], 0
+            for line in h.snippet.split("\n"):
+                if size + len(line) + 1 > cap - len(TRUNCATION_MARK) - 1:
+                    break
+                kept.append(line)
+                size += len(line) + 1
+            if not kept:
+                kept = [h.snippet.split("\n", 1)[0][: max(cap - len(TRUNCATION_MARK) - 1, 0)]]
+            h.end_line = h.start_line + len(kept) - 1
+            h.snippet = "\n".join(kept + [TRUNCATION_MARK])
+            h.truncated = True
+        out.append(h)
+        left -= len(h.snippet)
+    return out
+
+
+def _live_matches(live: Path, hit: Hit) -> bool:
+    try:
+        data = live.read_bytes()
+    except OSError:
+        return False
+    text = data.decode("utf-8", errors="replace").replace("\r\n", "\n")
+    current = text.split("\n")[hit.start_line - 1: hit.end_line]
+    indexed = hit.snippet.split("\n")
+    if hit.truncated:
+        indexed = indexed[:-1]
+    return current[: len(indexed)] == indexed
+
+
+def search(root: Path, query: str, **kw) -> SearchResponse:
+    """One-shot search (opens the index, queries, returns)."""
+    settings = kw.pop("settings", None)
+    embedder = kw.pop("embedder", None)
+    return Searcher(Path(root), settings, embedder=embedder).search(query, **kw)

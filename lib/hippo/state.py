@@ -1,0 +1,75 @@
+"""`.hippo/state.json`: what the index reflects (commit, branch, model, per-file records). Stdlib only.
+
+Written atomically (temp file + rename) after every committed batch, so a killed run leaves a state that
+matches the table: files it lists are fully indexed; files it lacks are picked up by the next run.
+"""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+SCHEMA_VERSION = 1
+
+
+@dataclass
+class FileRecord:
+    size: int
+    mtime_ns: int
+    sha: str  # sha1 of the file bytes
+    blob: str | None = None  # git blob id when the file was clean and tracked
+    chunks: int = 0
+
+
+@dataclass
+class IndexState:
+    schema_version: int = SCHEMA_VERSION
+    model_id: str = ""
+    dim: int = 0
+    indexed_commit: str | None = None
+    branch: str | None = None
+    updated_at: float = 0.0
+    complete: bool = False  # the last run finished every file (vectors may still be filling in)
+    vectors_complete: bool = False
+    files: dict[str, FileRecord] = field(default_factory=dict)
+
+    @property
+    def chunk_count(self) -> int:
+        return sum(f.chunks for f in self.files.values())
+
+
+def state_path(index_dir: Path) -> Path:
+    return index_dir / "state.json"
+
+
+def load_state(index_dir: Path) -> IndexState | None:
+    """None when there is no state or it cannot be read (the caller rebuilds)."""
+    try:
+        raw = json.loads(state_path(index_dir).read_text(encoding="utf-8"))
+        files = {p: FileRecord(**rec) for p, rec in raw.pop("files", {}).items()}
+        known = IndexState.__dataclass_fields__
+        return IndexState(files=files, **{k: v for k, v in raw.items() if k in known})
+    except (OSError, ValueError, TypeError):
+        return None
+
+
+def save_state(index_dir: Path, state: IndexState) -> None:
+    state.updated_at = time.time()
+    data = asdict(state)
+    index_dir.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".state.", dir=index_dir)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(data, fh, separators=(",", ":"))
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, state_path(index_dir))
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise

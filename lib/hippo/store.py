@@ -1,0 +1,194 @@
+"""The only module that imports lancedb: the `chunks` table, the `vectors` cache, full-text indexes.
+
+Writes happen under the indexer's lock, one `merge_insert` per batch of files so a file's old and new
+chunks swap in a single commit (readers never see a half-replaced file). Readers re-check the latest
+version before each query.
+"""
+from __future__ import annotations
+
+import os
+from datetime import timedelta
+from pathlib import Path
+from typing import Iterable, Sequence
+
+os.environ.setdefault("LANCEDB_LOG", "error")
+
+import lancedb  # noqa: E402
+import numpy as np  # noqa: E402
+import pyarrow as pa  # noqa: E402
+
+CHUNKS = "chunks"
+VECTORS = "vectors"
+KEEP_OLD_VERSIONS = timedelta(minutes=2)  # readers may still hold a version this old; never prune at 0
+
+
+def chunk_schema(dim: int) -> pa.Schema:
+    return pa.schema([
+        pa.field("id", pa.string(), nullable=False),
+        pa.field("path", pa.string(), nullable=False),
+        pa.field("start_line", pa.int32()),
+        pa.field("end_line", pa.int32()),
+        pa.field("language", pa.string()),
+        pa.field("symbol", pa.string()),
+        pa.field("kind", pa.string()),
+        pa.field("breadcrumb", pa.string()),
+        pa.field("text", pa.string()),
+        pa.field("text_ids", pa.string()),
+        pa.field("vkey", pa.string()),  # hash of the embedded text: the vector cache key
+        pa.field("embedded", pa.bool_()),
+        pa.field("vector", pa.list_(pa.float32(), dim)),
+    ])
+
+
+def vector_schema(dim: int) -> pa.Schema:
+    return pa.schema([
+        pa.field("vkey", pa.string(), nullable=False),
+        pa.field("vector", pa.list_(pa.float32(), dim)),
+    ])
+
+
+def sql_str(value: str) -> str:
+    """A SQL string literal: the only way user or repo text reaches a `where` clause."""
+    return "'" + value.replace("'", "''") + "'"
+
+
+def sql_in(column: str, values: Iterable[str]) -> str:
+    vals = list(values)
+    if not vals:
+        return "false"
+    return f"{column} IN ({', '.join(sql_str(v) for v in vals)})"
+
+
+class Store:
+    """An open LanceDB database under `<index_dir>/db`."""
+
+    def __init__(self, index_dir: Path, dim: int, *, fresh_reads: bool = False) -> None:
+        self.dim = dim
+        kw = {"read_consistency_interval": timedelta(0)} if fresh_reads else {}
+        self.db = lancedb.connect(str(index_dir / "db"), **kw)
+        self._chunks = None
+        self._vectors = None
+
+    # --- tables -------------------------------------------------------------------------------
+    def _names(self) -> set[str]:
+        res = self.db.list_tables()
+        return set(getattr(res, "tables", res))
+
+    def chunks(self, create: bool = False):
+        if self._chunks is None:
+            if CHUNKS in self._names():
+                self._chunks = self.db.open_table(CHUNKS)
+            elif create:
+                self._chunks = self.db.create_table(CHUNKS, schema=chunk_schema(self.dim))
+        return self._chunks
+
+    def vectors(self, create: bool = False):
+        if self._vectors is None:
+            if VECTORS in self._names():
+                self._vectors = self.db.open_table(VECTORS)
+            elif create:
+                self._vectors = self.db.create_table(VECTORS, schema=vector_schema(self.dim))
+        return self._vectors
+
+    def has_chunks(self) -> bool:
+        return self.chunks() is not None
+
+    def refresh(self) -> None:
+        for tbl in (self._chunks, self._vectors):
+            if tbl is not None:
+                try:
+                    tbl.checkout_latest()
+                except Exception:  # noqa: BLE001 - a table without versions to move to
+                    pass
+
+    # --- writing ------------------------------------------------------------------------------
+    def _to_arrow(self, rows: Sequence[dict], schema: pa.Schema) -> pa.Table:
+        cols = {}
+        for f in schema:
+            if f.name == "vector":
+                flat = np.concatenate([np.asarray(r["vector"], dtype=np.float32) for r in rows]) \
+                    if rows else np.zeros(0, np.float32)
+                cols["vector"] = pa.FixedSizeListArray.from_arrays(pa.array(flat, pa.float32()), self.dim)
+            else:
+                cols[f.name] = pa.array([r[f.name] for r in rows], type=f.type)
+        return pa.Table.from_pydict(cols, schema=schema)
+
+    def replace_files(self, paths: Sequence[str], rows: Sequence[dict]) -> None:
+        """Atomically make `rows` the complete set of chunks for `paths` (deleted files: no rows)."""
+        if not paths:
+            return
+        tbl = self.chunks(create=True)
+        data = self._to_arrow(rows, chunk_schema(self.dim))
+        (tbl.merge_insert("id")
+            .when_matched_update_all()
+            .when_not_matched_insert_all()
+            .when_not_matched_by_source_delete(sql_in("path", paths))
+            .execute(data))
+
+    def update_vectors(self, rows: Sequence[dict]) -> None:
+        """Fill in vectors for existing chunk rows (full rows, matched by id)."""
+        if not rows:
+            return
+        data = self._to_arrow(rows, chunk_schema(self.dim))
+        self.chunks().merge_insert("id").when_matched_update_all().execute(data)
+
+    def cache_vectors(self, items: dict[str, np.ndarray]) -> None:
+        if not items:
+            return
+        tbl = self.vectors(create=True)
+        rows = [{"vkey": k, "vector": v} for k, v in items.items()]
+        tbl.merge_insert("vkey").when_not_matched_insert_all().execute(self._to_arrow(rows, vector_schema(self.dim)))
+
+    def cached_vectors(self, vkeys: Iterable[str]) -> dict[str, np.ndarray]:
+        tbl = self.vectors()
+        keys = sorted(set(vkeys))
+        out: dict[str, np.ndarray] = {}
+        if tbl is None or not keys:
+            return out
+        for i in range(0, len(keys), 500):
+            part = keys[i:i + 500]
+            t = tbl.search().where(sql_in("vkey", part)).select(["vkey", "vector"]).limit(len(part)).to_arrow()
+            vecs = t.column("vector").combine_chunks().flatten().to_numpy(zero_copy_only=False).reshape(-1, self.dim)
+            for k, v in zip(t.column("vkey").to_pylist(), vecs):
+                out[k] = v
+        return out
+
+    def ensure_indexes(self) -> None:
+        """Create the full-text indexes once; later rows are searchable by flat scan until optimize()."""
+        from lancedb.index import FTS, BTree
+
+        tbl = self.chunks()
+        if tbl is None:
+            return
+        have = {idx.name for idx in tbl.list_indices()}
+        if "text_idx" not in have:
+            tbl.create_index("text", config=FTS(with_position=False), name="text_idx")
+        if "text_ids_idx" not in have:
+            tbl.create_index("text_ids", config=FTS(stem=False, remove_stop_words=False), name="text_ids_idx")
+        if "path_idx" not in have:
+            tbl.create_index("path", config=BTree(), name="path_idx")
+
+    def optimize(self) -> None:
+        """Fold new rows into the indexes, compact, and prune versions older than a safe margin."""
+        for tbl in (self.chunks(), self.vectors()):
+            if tbl is not None:
+                tbl.optimize(cleanup_older_than=KEEP_OLD_VERSIONS)
+
+    # --- reading ------------------------------------------------------------------------------
+    def count(self, where: str | None = None) -> int:
+        tbl = self.chunks()
+        if tbl is None:
+            return 0
+        return tbl.count_rows(where) if where else tbl.count_rows()
+
+    def rows(self, where: str | None = None, columns: Sequence[str] | None = None, limit: int | None = None) -> list[dict]:
+        tbl = self.chunks()
+        if tbl is None:
+            return []
+        q = tbl.search()
+        if where:
+            q = q.where(where)
+        if columns:
+            q = q.select(list(columns))
+        q = q.limit(limit if limit is not None else max(tbl.count_rows(), 1))
+        return q.to_list()
