@@ -92,11 +92,12 @@ def hippo_home() -> str:
     return os.environ.get("HIPPO_HOME") or str(Path.home() / ".cache" / "hippo")
 
 
-def base_env(home: Path, **extra: str) -> dict[str, str]:
+def base_env(home: Path, model: str | None = "fake", **extra: str) -> dict[str, str]:
     """A clean environment for the client: throwaway HOME, no updater, no telemetry, dummy key.
 
     The venv's bin goes first on PATH so the plugin launcher finds `hippo` (and the scripted Bash
-    commands run the venv's python).
+    commands run the venv's python). `model` becomes HIPPO_MODEL for the hooks (None: the real
+    default model); it must match the model the fixture repo was indexed with.
     """
     env = {
         "HOME": str(home),
@@ -109,6 +110,8 @@ def base_env(home: Path, **extra: str) -> dict[str, str]:
         "HIPPO_HOME": hippo_home(),
         "LANCEDB_LOG": "error",
     }
+    if model is not None:
+        env["HIPPO_MODEL"] = model
     env.update(extra)
     return env
 
@@ -268,9 +271,12 @@ def make_fixture_repo(name: str, dest: Path) -> Path:
     return dest
 
 
-def index_repo(root: Path, model: str) -> subprocess.CompletedProcess:
-    """`hippo index` the way a user would, before the session starts."""
-    env = {**os.environ, "HIPPO_MODEL": model, "HIPPO_HOME": hippo_home(), "LANCEDB_LOG": "error"}
+def index_repo(root: Path, model: str | None) -> subprocess.CompletedProcess:
+    """`hippo index` the way a user would, before the session starts (model None: the default)."""
+    env = {**os.environ, "HIPPO_HOME": hippo_home(), "LANCEDB_LOG": "error"}
+    env.pop("HIPPO_MODEL", None)
+    if model is not None:
+        env["HIPPO_MODEL"] = model
     proc = subprocess.run([str(VENV_BIN / "hippo"), "index", "--quiet"], cwd=root, env=env,
                           capture_output=True, text=True, timeout=600)
     if proc.returncode != 0:

@@ -88,7 +88,7 @@ def real_model_repo(tmp_path_factory):
     """One fixture repo indexed with the real default model, shared by the failure scenarios."""
     from e2e_harness import index_repo, make_fixture_repo
     root = make_fixture_repo("ledgerly", tmp_path_factory.mktemp("real") / "ledgerly")
-    index_repo(root, "")  # "" -> the configured default model
+    index_repo(root, None)  # the real default model
     return root
 
 
@@ -102,7 +102,7 @@ def test_full_turn_failure_gets_raise_site(claude, home, plugin_root, real_model
     args = ["-p", "withdraw 50000 cents from acme", "--plugin-dir", str(plugin_root),
             "--allowedTools", "Bash"] + (["--model", model] if model else [])
     run = run_claude(claude, args, cwd=repo, home=home, script=script,
-                     env=base_env(home, HIPPO_MODEL=""))
+                     env=base_env(home, model=None))
     assert run.rc == 0 and len(run.model_requests) >= 2, run.describe()
     nxt = run.model_requests[1]
     (use_id,) = tool_use_ids(nxt, "Bash")
