@@ -170,6 +170,25 @@ def init(rules_file: bool, dry_run: bool, repo: str | None) -> None:
                 "unchanged": f"hippo's rules in {res.path} are already up to date."}[res.action])
 
 
+@cli.command()
+@click.argument("event", type=click.Choice(["session-start", "tool-failure", "session-end", "prompt-expansion"]))
+def hook(event: str) -> None:
+    """Run a Claude Code hook handler (payload on stdin). Always exits 0."""
+    from hippo.hooks.main import run
+
+    sys.exit(run(event, sys.stdin.buffer.read()))
+
+
+@cli.command()
+@click.option("--root", "repo", default=None, help="Repository root (default: the current one).")
+@click.option("--idle", type=float, default=None, help="Exit after this many idle seconds.")
+def serve(repo: str | None, idle: float | None) -> None:
+    """Warm per-repo query server for the hooks (started by SessionStart)."""
+    from hippo.server import serve as run_server
+
+    sys.exit(run_server(_root(repo), idle))
+
+
 def main() -> None:
     cli(prog_name="hippo")
 

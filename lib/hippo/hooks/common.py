@@ -1,0 +1,100 @@
+"""Plumbing shared by the hook handlers: repo/index discovery, the rotated log, output shape,
+detached background processes. Stdlib only: this is on every hook's import path.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+import traceback
+from pathlib import Path
+
+HARD_CAP = 9500  # Claude Code turns longer hook values into a 2 KB preview (contract §2.6)
+LOG_MAX_BYTES = 512 * 1024
+TRUNCATED = "\n… (hippo: output truncated to fit the hook budget)"
+
+
+def hippo_home() -> Path:
+    return Path(os.environ.get("HIPPO_HOME") or Path.home() / ".cache" / "hippo")
+
+
+def find_repo_root(cwd: str | os.PathLike | None) -> Path | None:
+    """Nearest ancestor holding `.git` (a dir, or a file for worktrees). No subprocess: hooks are hot."""
+    if not cwd:
+        return None
+    try:
+        p = Path(cwd).resolve()
+    except (OSError, RuntimeError):
+        return None
+    for candidate in (p, *p.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    return None
+
+
+def index_dir(root: Path):
+    """(settings, index dir) for a repo, without creating anything."""
+    from hippo.config import load_settings
+
+    settings = load_settings(root)
+    return settings, settings.index_path(root)
+
+
+def log(log_dir: Path | None, message: str, exc: BaseException | None = None) -> None:
+    """Append to `<dir>/hippo.log`, rotating once at LOG_MAX_BYTES. Never raises."""
+    try:
+        target_dir = log_dir if log_dir is not None and log_dir.is_dir() else hippo_home()
+        target_dir.mkdir(parents=True, exist_ok=True)
+        path = target_dir / "hippo.log"
+        try:
+            if path.stat().st_size > LOG_MAX_BYTES:
+                os.replace(path, target_dir / "hippo.log.1")
+        except OSError:
+            pass
+        stamp = time.strftime("%Y-%m-%d %H:%M:%S")
+        text = f"{stamp} [{os.getpid()}] {message}\n"
+        if exc is not None:
+            text += "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        with os.fdopen(fd, "a", encoding="utf-8", errors="replace") as fh:
+            fh.write(text)
+    except Exception:  # logging must never be the thing that breaks a session
+        pass
+
+
+def reply(event: str, context: str, system_message: str | None = None) -> dict:
+    """The only output shape Claude Code honours for context (flat `additionalContext` is ignored)."""
+    if len(context) > HARD_CAP:
+        context = context[: HARD_CAP - len(TRUNCATED)] + TRUNCATED
+    out: dict = {"hookSpecificOutput": {"hookEventName": event, "additionalContext": context}}
+    if system_message:
+        out["systemMessage"] = system_message
+    return out
+
+
+def python_exe() -> str:
+    """The interpreter running us: the venv's own, not a version-manager shim (saves ~80 ms)."""
+    return sys.executable or "python3"
+
+
+def spawn_detached(args: list[str], log_dir: Path, cwd: Path, env: dict | None = None) -> int | None:
+    """Start `python -m hippo <args>` in its own session, output to the log; returns the pid.
+
+    A fresh interpreter, never a fork: lancedb deadlocks in forked children (tech-probe §3f).
+    """
+    try:
+        log_dir.mkdir(parents=True, exist_ok=True)
+        fd = os.open(log_dir / "hippo.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        try:
+            proc = subprocess.Popen(
+                [python_exe(), "-m", "hippo", *args], cwd=str(cwd), stdin=subprocess.DEVNULL,
+                stdout=fd, stderr=fd, start_new_session=True, close_fds=True,
+                env={**os.environ, **(env or {})},
+            )
+        finally:
+            os.close(fd)
+        return proc.pid
+    except Exception as exc:
+        log(log_dir, f"could not start `hippo {' '.join(args)}`", exc)
+        return None

@@ -1,0 +1,87 @@
+"""Entry of every Claude Code hook: `python -m hippo hook <event>` with the payload on stdin.
+
+Fails open by construction: whatever happens, exit status 0 and stdout holds one JSON object or
+nothing; exceptions go to the rotated `hippo.log` (in the repo's index dir, else $HIPPO_HOME).
+Stdlib-only imports; each handler decides itself whether it needs the search stack.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+MAX_STDIN = 4 * 1024 * 1024  # payloads are ≤ ~20 KB; refuse to parse anything absurd
+
+EVENTS = {
+    "session-start": "SessionStart",
+    "tool-failure": "PostToolUseFailure",
+    "session-end": "SessionEnd",
+    "prompt-expansion": "UserPromptExpansion",
+}
+
+
+def _handler(event: str) -> Callable[[dict[str, Any]], dict | None]:
+    if event == "session-start":
+        from hippo.hooks.session_start import handle
+    elif event == "tool-failure":
+        from hippo.hooks.failure import handle
+    elif event == "session-end":
+        from hippo.hooks.session_state import handle_session_end as handle
+    elif event == "prompt-expansion":
+        from hippo.hooks.prompt_expansion import handle
+    else:
+        raise ValueError(f"unknown hook event {event!r}")
+    return handle
+
+
+def _log_dir(payload: dict[str, Any] | None) -> Path | None:
+    try:
+        from hippo.hooks.common import find_repo_root, index_dir
+
+        root = find_repo_root((payload or {}).get("cwd"))
+        if root is not None:
+            return index_dir(root)[1]
+    except Exception:
+        pass
+    return None
+
+
+def run(event: str, stdin_bytes: bytes | None) -> int:
+    """Handle one hook invocation. Always returns 0; prints valid JSON or nothing."""
+    payload: dict[str, Any] | None = None
+    try:
+        if not stdin_bytes or len(stdin_bytes) > MAX_STDIN:
+            return 0
+        data = json.loads(stdin_bytes.decode("utf-8"))
+        if not isinstance(data, dict):
+            return 0
+        payload = data
+        out = _handler(event)(payload)
+        if out:
+            text = json.dumps(out, ensure_ascii=False)
+            sys.stdout.write(text + "\n")
+            sys.stdout.flush()
+    except Exception as exc:  # noqa: BLE001 - the session must never see our failure
+        if not isinstance(exc, (ValueError, UnicodeDecodeError)) or payload is not None:
+            from hippo.hooks.common import log
+
+            log(_log_dir(payload), f"hook {event} failed", exc)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> None:
+    """`python -m hippo hook <event>`: read stdin, run, and leave without interpreter teardown."""
+    argv = sys.argv[1:] if argv is None else argv
+    event = argv[0] if argv else ""
+    try:
+        data = sys.stdin.buffer.read(MAX_STDIN + 1)
+    except Exception:
+        data = b""
+    run(event, data)
+    try:
+        sys.stdout.flush()
+    finally:
+        # lancedb/onnx teardown costs ~0.2 s when the cold path loaded them (tech-probe §4)
+        os._exit(0)
