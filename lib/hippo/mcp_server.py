@@ -142,19 +142,20 @@ class SearchService:
 
     def _get(self) -> Any:
         stamp = self._state_stamp()
-        if self._searcher is not None and stamp == self._stamp:
-            return self._searcher
-        old = self._searcher
-        if self._factory is not None:
-            searcher = self._factory(self.root)
-        else:
-            from hippo.config import load_settings
-            from hippo.search import Searcher
+        if self._searcher is None:
+            if self._factory is not None:
+                self._searcher = self._factory(self.root)
+            else:
+                from hippo.config import load_settings
+                from hippo.search import Searcher
 
-            # Reuse the loaded model when reopening after a reindex: loading it is the slow part.
-            searcher = Searcher(self.root, load_settings(self.root), embedder=getattr(old, "embedder", None))
-        self._searcher, self._stamp = searcher, stamp
-        return searcher
+                self._searcher = Searcher(self.root, load_settings(self.root))
+            self._stamp = stamp
+        elif stamp != self._stamp:
+            # A (background) reindex committed a new version: reopen the table, keep the loaded model.
+            self._searcher.refresh()
+            self._stamp = stamp
+        return self._searcher
 
     def search_xml(self, arguments: dict[str, Any] | None) -> str:
         from hippo.render import to_xml

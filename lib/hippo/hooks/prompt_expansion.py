@@ -25,6 +25,7 @@ EVENT = "UserPromptExpansion"
 HARD_CAP = 9500
 STATUS_TIMEOUT_S = 20.0
 INDEX_TIMEOUT_S = 240.0
+WARM_TIMEOUT_S = 10.0
 
 ANSWER_RULES = (
     "Answer the user's /rag question from these results. Cite each claim about the code as "
@@ -97,24 +98,51 @@ def rag_context(root: Path, command_args: str, searcher: Any = None) -> str:
 
 
 def search_xml(root: Path, args: Any, *, searcher: Any = None, cap: int = HARD_CAP) -> str:
-    """Run the search and render seed XML no longer than `cap` (drops the weakest hits)."""
+    """Run the search and render seed XML no longer than `cap` (drops the weakest hits).
+
+    Asks the warm per-repo query server first (tens of ms); without one, searches in this
+    process (pays the lancedb import and model load) and starts the server for next time.
+    """
     from hippo.config import load_settings
     from hippo.render import to_xml
 
     settings = load_settings(root)
-    if searcher is None:
-        from hippo.search import Searcher
-
-        searcher = Searcher(root, settings)
     budget = min(settings.budget_chars, max(1000, cap - 1500))
-    resp = searcher.search(args.query, keywords=args.keywords, globs=args.globs, exact=args.exact,
-                           k=args.k, budget_chars=budget)
+    kwargs = {"keywords": list(args.keywords), "globs": list(args.globs), "exact": args.exact, "k": args.k,
+              "budget_chars": budget}
+    resp = None
+    if searcher is None:
+        resp = _warm_search(root, settings, args.query, kwargs)
+    if resp is None:
+        if searcher is None:
+            from hippo.search import Searcher
+
+            searcher = Searcher(root, settings)
+        resp = searcher.search(args.query, **kwargs)
     xml = to_xml(resp)
     while len(xml) > cap and resp.hits:
         resp.hits = resp.hits[:-1]
         resp.meta["returned_hits"] = len(resp.hits)
         xml = to_xml(resp)
     return xml
+
+
+def _warm_search(root: Path, settings: Any, query: str, kwargs: dict[str, Any]) -> Any:
+    """SearchResponse from the warm server, or None (no index, no server, any failure)."""
+    from hippo.results import SearchResponse
+
+    idx = settings.index_path(root)
+    if not (idx / "state.json").is_file():
+        return None
+    try:
+        from hippo.hooks import client
+    except ImportError:  # pragma: no cover - the hooks package is always shipped with us
+        return None
+    result = client.request(idx, {"op": "search", "query": query, **kwargs}, timeout=WARM_TIMEOUT_S)
+    if result is None:
+        client.start_server(root, idx)
+        return None
+    return SearchResponse.from_dict(result)
 
 
 def _hippo_cmd(args: list[str]) -> list[str]:

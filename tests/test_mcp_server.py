@@ -1,0 +1,153 @@
+"""MCP server end to end through the official SDK client over stdio (`python -m hippo mcp`)."""
+from __future__ import annotations
+
+import os
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+from helpers_index import sample_repo
+from hippo.mcp_server import INPUT_SCHEMA, INSTRUCTIONS, TOOL_NAME, parse_arguments
+from hippo.errors import BadQueryError
+
+# The seed 000 §3.2 schema, verbatim in structure: four properties, only query required.
+SEED_PROPERTIES = {"query": "string", "keywords": "array", "file_pattern": "string",
+                   "requires_exact_match": "boolean"}
+
+
+def _params(root: Path, **env: str) -> StdioServerParameters:
+    return StdioServerParameters(
+        command=sys.executable, args=["-m", "hippo", "mcp"], cwd=str(root),
+        env={"HIPPO_MODEL": "fake", "HIPPO_PROJECT_DIR": str(root), "PYTHONPATH": os.environ.get("PYTHONPATH", ""),
+             **env},
+    )
+
+
+async def _session(root: Path, calls: list[dict]) -> tuple[list, str | None, list]:
+    async with Client(_params(root), mode="legacy", read_timeout_seconds=60) as client:
+        tools = (await client.list_tools()).tools
+        results = []
+        for args in calls:
+            results.append(await client.call_tool(TOOL_NAME, args))
+        return tools, client.instructions, results
+
+
+def run_session(root: Path, calls: list[dict]):
+    return anyio.run(_session, root, calls)
+
+
+def _text(result) -> str:
+    return "".join(c.text for c in result.content if getattr(c, "type", "") == "text")
+
+
+@pytest.fixture(scope="module")
+def indexed_repo(tmp_path_factory):
+    from hippo.embedding.fake import FakeEmbedder
+    from hippo.indexer import index_repo
+
+    root = sample_repo(tmp_path_factory.mktemp("mcp"))
+    index_repo(root, embedder=FakeEmbedder())
+    return root
+
+
+def test_schema_is_the_seed_schema():
+    assert INPUT_SCHEMA["required"] == ["query"]
+    assert {k: v["type"] for k, v in INPUT_SCHEMA["properties"].items()} == SEED_PROPERTIES
+    assert INPUT_SCHEMA["properties"]["keywords"]["items"] == {"type": "string"}
+    assert "top_k" not in str(INPUT_SCHEMA) and "embedding" not in str(INPUT_SCHEMA)
+    assert len(INSTRUCTIONS) < 2048  # Claude Code truncates server instructions at 2 KB
+
+
+@pytest.mark.parametrize("args, msg", [
+    ({}, "query is required"),
+    ({"query": "   "}, "empty"),
+    ({"query": 3}, "must be a string"),
+    ({"query": "x", "keywords": "AuthService"}, "array of strings"),
+    ({"query": "x", "file_pattern": "../secrets/*"}, "outside the repository"),
+    ({"query": "x", "file_pattern": "/etc/*"}, "absolute"),
+    ({"query": "x", "file_pattern": "src/[a"}, "unbalanced"),
+    ({"query": "x", "requires_exact_match": "yes"}, "true or false"),
+    ({"query": "x", "top_k": 5}, "Unknown argument"),
+])
+def test_argument_validation(args, msg):
+    with pytest.raises(BadQueryError, match=msg):
+        parse_arguments(args)
+
+
+def test_protocol_round_trip(indexed_repo):
+    tools, instructions, results = run_session(indexed_repo, [
+        {"query": "where is an expired token rejected", "keywords": ["TokenExpiredError"]},
+        {"query": "retry", "file_pattern": "src/**/*.js"},
+        {"query": ""},
+        {"query": "x", "file_pattern": "../../etc/passwd"},
+    ])
+    assert [t.name for t in tools] == [TOOL_NAME]
+    schema = tools[0].input_schema
+    assert schema["required"] == ["query"]
+    assert {k: v["type"] for k, v in schema["properties"].items()} == SEED_PROPERTIES
+    assert "search_codebase" in (instructions or "")
+    assert "When" in tools[0].description or "Use it when" in tools[0].description
+
+    ok = results[0]
+    assert not ok.is_error
+    doc = ET.fromstring(_text(ok))  # well-formed seed XML
+    assert doc.tag == "search_results"
+    first = doc.find("result")
+    assert first is not None and first.findtext("source_file") == "src/auth/tokens.py"
+    start, end = (int(x) for x in first.findtext("lines").split("-"))
+    raise_line = next(i for i, line in enumerate((indexed_repo / "src/auth/tokens.py").read_text().splitlines(), 1)
+                      if "raise TokenExpiredError" in line)
+    assert start <= raise_line <= end
+    assert doc.find("meta/total_hits") is not None
+
+    globbed = ET.fromstring(_text(results[1]))
+    files = [r.findtext("source_file") for r in globbed.findall("result")]
+    assert files and all(f.startswith("src/") and f.endswith(".js") for f in files)
+
+    assert results[2].is_error and "empty" in _text(results[2])
+    assert results[3].is_error and "outside the repository" in _text(results[3])
+
+
+def test_missing_index_is_a_tool_error(tmp_path):
+    (tmp_path / "a.py").write_text("x = 1\n")
+    _, _, results = run_session(tmp_path, [{"query": "anything"}])
+    assert results[0].is_error
+    assert "no index" in _text(results[0]).lower() and "/rag-index" in _text(results[0])
+
+
+def test_warm_searcher_is_reused_and_refreshed(indexed_repo):
+    from hippo.mcp_server import SearchService
+
+    made = []
+
+    class Recorder:
+        def __init__(self, root):
+            made.append(self)
+            self.refreshed = 0
+            self.calls = []
+
+        def refresh(self):
+            self.refreshed += 1
+
+        def search(self, query, **kw):
+            from hippo.results import SearchResponse
+
+            self.calls.append((query, kw))
+            return SearchResponse(query=query, meta={"total_hits": 0, "returned_hits": 0})
+
+    svc = SearchService(indexed_repo, searcher_factory=Recorder)
+    svc.search_xml({"query": "a", "keywords": ["K", "K", " "], "requires_exact_match": True})
+    svc.search_xml({"query": "b", "file_pattern": "./src/*.py"})
+    assert len(made) == 1 and made[0].refreshed == 0
+    assert made[0].calls[0] == ("a", {"keywords": ("K",), "globs": (), "exact": True})
+    assert made[0].calls[1][1]["globs"] == ("src/*.py",)
+    state = indexed_repo / ".hippo" / "state.json"
+    st = state.stat()
+    os.utime(state, (st.st_atime, st.st_mtime + 5))
+    svc.search_xml({"query": "c"})
+    assert len(made) == 1 and made[0].refreshed == 1
