@@ -36,8 +36,11 @@ class Embedder(Protocol):
     def embed_query(self, text: str) -> np.ndarray: ...  # (dim,)
 
 
-def load_embedder(model: str = DEFAULT_MODEL, *, threads: int = 0, batch_size: int = 32) -> Embedder:
+def load_embedder(model: str = DEFAULT_MODEL, *, threads: int = 0, batch_size: int | None = None) -> Embedder:
     """Return a ready embedder. `threads=0` uses all cores. Raises `EmbedderUnavailable` (one line).
+
+    `batch_size` = texts per onnxruntime run; None picks the model's best (1 for the local int8
+    model, which also makes its vectors independent of batching; 32 for hub models).
 
     `"fake"` gives the test embedder; hippo's own model names build locally from PyPI wheels; any
     other name goes to fastembed's hub download (internet needed, cached in $HIPPO_HOME/fastembed).

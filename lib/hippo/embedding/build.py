@@ -41,6 +41,11 @@ class LocalModel:
     slug: str
     dim: int
     max_length: int
+    # Texts per onnxruntime run. Dynamic int8 quantises activations per tensor, i.e. across the
+    # whole batch (padding included), so batching makes a vector depend on its batch neighbours
+    # (cos ~0.995 between batchings) and it was also slower on 2 cores (~29 vs ~24 chunks per
+    # CPU-second). One text per run keeps every vector a pure function of its text.
+    onnx_batch: int = 1
 
     @property
     def version(self) -> str:

@@ -40,7 +40,11 @@ def hub_offline() -> Iterator[None]:
 
 
 class FastEmbedder:
-    """Wraps a `fastembed.TextEmbedding`; guarantees float32, L2-normalised output."""
+    """Wraps a `fastembed.TextEmbedding`; guarantees float32, L2-normalised output.
+
+    `batch_size` is how many texts go into one onnxruntime run (hub default 32; the local int8
+    model uses 1, see `LocalModel.onnx_batch`). Callers may pass any number of texts at once.
+    """
 
     def __init__(self, model_id: str, dim: int, engine: Any, batch_size: int = DEFAULT_BATCH) -> None:
         self.model_id = model_id
@@ -65,7 +69,7 @@ def _normalise(vecs: np.ndarray) -> np.ndarray:
     return vecs / np.maximum(norms, 1e-12)
 
 
-def load_local(name: str, *, threads: int = 0, batch_size: int = DEFAULT_BATCH) -> FastEmbedder:
+def load_local(name: str, *, threads: int = 0, batch_size: int | None = None) -> FastEmbedder:
     """Build (once) and load one of hippo's local models; never touches the network."""
     from hippo.embedding.build import LOCAL_MODELS, prepare_model
 
@@ -93,10 +97,10 @@ def load_local(name: str, *, threads: int = 0, batch_size: int = DEFAULT_BATCH) 
             raise EmbedderUnavailable(
                 f"Could not load the embedding model in {directory} ({type(exc).__name__}); delete that directory to rebuild it."
             ) from exc
-    return FastEmbedder(spec.model_id, spec.dim, engine, batch_size)
+    return FastEmbedder(spec.model_id, spec.dim, engine, batch_size or spec.onnx_batch)
 
 
-def load_hub(name: str, *, threads: int = 0, batch_size: int = DEFAULT_BATCH) -> FastEmbedder:
+def load_hub(name: str, *, threads: int = 0, batch_size: int | None = None) -> FastEmbedder:
     """Any fastembed model name; downloads into $HIPPO_HOME/fastembed on first use (needs internet)."""
     from fastembed import TextEmbedding
 
@@ -113,4 +117,4 @@ def load_hub(name: str, *, threads: int = 0, batch_size: int = DEFAULT_BATCH) ->
             f"Could not load embedding model {name!r} (it downloads on first use and needs internet); "
             f"use the default model instead ({type(exc).__name__})."
         ) from exc
-    return FastEmbedder(name, dim, engine, batch_size)
+    return FastEmbedder(name, dim, engine, batch_size or DEFAULT_BATCH)
