@@ -100,6 +100,9 @@ _LOC_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("test", re.compile(r"location: '(?:file://)?" + _P + r":(?P<line>\d+):\d+'")),
     # eslint stylish: a path header line, then "  12:7  error  msg  rule"
 ]
+_JVM_LIBRARY_PACKAGES = ("java.", "javax.", "jdk.", "sun.", "kotlin.", "scala.", "org.junit.", "junit.",
+                         "org.opentest4j.", "org.apache.maven.", "org.gradle.", "org.springframework.",
+                         "System.", "Microsoft.")
 _ESLINT_HEADER = re.compile(r"^(?P<path>(?:/|[\w.-]+/)[^\s:]+\.(?:[jt]sx?|mjs|cjs|vue|svelte))\s*$", re.M)
 _ESLINT_LINE = re.compile(r"^\s+(?P<line>\d+):\d+\s+(?:error|warning)\s+(?P<msg>.+?)\s{2,}(?P<code>[\w@/-]+)\s*$")
 
@@ -214,6 +217,7 @@ def extract(error: str, cwd: str = "", root: str = "") -> Signals:
             if raw.endswith((".java", ".kt", ".scala", ".groovy")) and "/" not in raw and func:
                 raw = _java_path(func, raw)
             path, lib = normalize_path(raw, cwd, root)
+            lib = lib or func.startswith(_JVM_LIBRARY_PACKAGES)
             if (path, line) in seen_loc:
                 continue
             seen_loc.add((path, line))
@@ -258,7 +262,7 @@ def extract(error: str, cwd: str = "", root: str = "") -> Signals:
             seen_err.add(("panic", msg))
             sig.errors.append(ErrorMessage("panic", msg))
     for loc in sig.locations:  # compiler diagnostics carry their own message
-        if loc.kind == "diagnostic" and loc.message and ("error", loc.message) not in seen_err:
+        if loc.kind in ("diagnostic", "test") and loc.message and ("error", loc.message) not in seen_err:
             seen_err.add(("error", loc.message))
             sig.errors.append(ErrorMessage("error", loc.message))
 
@@ -272,6 +276,7 @@ def extract(error: str, cwd: str = "", root: str = "") -> Signals:
     codes += [m.group("code") for m in _MYPY_CODE.finditer(text)]
     codes += [m.group(1) for m in re.finditer(r"^(?:error|warning)\[(E\d{4})\]", text, re.M)]
     codes += [m.group(1) for m in re.finditer(r"(?:error|warning) ((?:TS|CS)\d{4,5})", text)]
+    codes += [m.group(1) for m in re.finditer(r"^\S+:\d+(?::\d+)?: ([A-Z]{1,4}\d{3,4})\b", text, re.M)]
     for c in codes:
         if c not in sig.codes:
             sig.codes.append(c)

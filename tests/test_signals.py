@@ -1,0 +1,137 @@
+"""Golden cases: real failure outputs (tests/fixtures/errors) -> extracted signals."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hippo.hooks.signals import extract, message_literals, normalize_path, split_exit
+
+ERRORS = Path(__file__).parent / "fixtures" / "errors"
+ROOT = "/home/dev/work"
+CWD = {"py": "py", "pytest": "py", "node": "js", "cargo": "rs", "gcc": "c", "java": "java", "javac": "java"}
+
+
+def sig_of(name: str):
+    path = ERRORS / name
+    cwd = f"{ROOT}/{CWD.get(path.stem.split('_')[0], '')}".rstrip("/")
+    return extract(path.read_text(encoding="utf-8"), cwd=cwd, root=ROOT)
+
+
+def repo_locs(sig):
+    return [(loc.path, loc.line) for loc in sig.repo_locations]
+
+
+# (fixture, first repo locations, (etype, message) of the first error or None, failed tests, codes)
+GOLDEN = [
+    ("py_traceback.txt", [("py/shop/cart.py", 10), ("py/shop/main.py", 7)],
+     ("ValueError", "quantity must be positive, got -1"), [], []),
+    ("pytest_fail.txt", [("py/tests/test_cart.py", 7), ("py/tests/test_cart.py", 13), ("py/shop/cart.py", 14)],
+     ("AssertionError", "assert 6 == 7"), ["tests/test_cart.py::test_total", "tests/test_cart.py::test_missing_price"], []),
+    ("pytest_short.txt", [("py/tests/test_cart.py", 7), ("py/tests/test_cart.py", 13), ("py/shop/cart.py", 14)],
+     ("AssertionError", "assert 6 == 7"), ["tests/test_cart.py::test_total"], []),
+    ("py_syntax.txt", [("py/bad_syntax.py", 1)], ("SyntaxError", "invalid syntax"), [], []),
+    ("node_throw.txt", [("js/lib/price.js", 6), ("js/index.js", 4)], ("Error", "invalid price: abc"), [], []),
+    ("node_typeerror.txt", [("js/typeerr.js", 2)],
+     ("TypeError", "Cannot read properties of undefined (reading 'name')"), [], []),
+    ("node_test.txt", [("js/price.test.js", 5), ("js/price.test.js", 6)], None, ["parses cents"], []),
+    ("cargo_panic.txt", [("rs/src/main.rs", 4), ("rs/src/main.rs", 10)], ("panic", "ledger out of balance: -5"), [], []),
+    ("cargo_test.txt", [("rs/src/main.rs", 19)], ("panic", "assertion `left == right` failed"), ["tests::sums_entries"], []),
+    ("cargo_build.txt", [("rs/src/main.rs", 2)], ("E0308", "mismatched types"), [], ["E0308"]),
+    ("gcc_compile.txt", [("c/stack.c", 8)], ("error", "expected ‘,’ or ‘;’ before ‘printf’"), [], []),
+    ("gcc_link.txt", [], ("link", "undefined reference to push"), [], []),
+    ("java_exception.txt", [("java/com/acme/Inventory.java", 12), ("java/com/acme/Inventory.java", 18)],
+     ("java.lang.IllegalStateException", "unknown sku X-1"), [], []),
+    ("javac_error.txt", [("java/Broken.java", 3), ("java/Broken.java", 4)],
+     ("error", "incompatible types: String cannot be converted to int"), [], []),
+    # hand-written samples of tools that are not installed here (see fixtures/errors/README.md)
+    ("written/mypy.txt", [("shop/cart.py", 13), ("shop/main.py", 7)],
+     ("error", "Function is missing a type annotation"), [], ["no-untyped-def", "arg-type"]),
+    ("written/ruff.txt", [("shop/cart.py", 14), ("shop/main.py", 1)], ("error", "Undefined name `prics`"), [], ["F821"]),
+    ("written/tsc.txt", [("src/api/client.ts", 42), ("src/api/client.ts", 57)],
+     ("error", "Property 'retryCount' does not exist on type 'ClientOptions'."), [], ["TS2339", "TS2322"]),
+    ("written/tsc_pretty.txt", [("src/api/client.ts", 42)],
+     ("error", "Property 'retryCount' does not exist on type 'ClientOptions'."), [], ["TS2339"]),
+    ("written/eslint.txt", [("web/src/components/Cart.jsx", 12), ("web/src/components/Cart.jsx", 30)],
+     ("error", "'total' is assigned a value but never used"), [], ["no-unused-vars"]),
+    ("written/go_build.txt", [("internal/store/store.go", 27), ("internal/store/store.go", 41)],
+     ("error", "undefined: openDB"), [], []),
+    ("written/go_panic.txt", [("ledger/cmd/ledger/main.go", 14), ("ledger/internal/store/store.go", 58)],
+     ("panic", "runtime error: index out of range [3] with length 3"), [], []),
+    ("written/go_test.txt", [("ledger_test.go", 19)], ("error", "balance([1 2]) = 3, want 4"), ["TestBalance"], []),
+    ("written/jest.txt", [("src/utils/format.test.ts", 11)], None, ["formatPrice › rounds to cents"], []),
+    ("written/junit_maven.txt", [("com/acme/InventoryTest.java", 21)],
+     ("org.opentest4j.AssertionFailedError", "expected: <3> but was: <2>"), ["com.acme.InventoryTest.takesStock"], []),
+    ("written/ruby.txt", [("app/models/order.rb", 23), ("app/services/checkout.rb", 11)],
+     ("NoMethodError", "undefined method `price' for nil:NilClass"), [], []),
+    ("written/php.txt", [("shop/src/Money.php", 31), ("shop/src/Cart.php", 18)],
+     ("InvalidArgumentException", "Unknown currency XBT"), [], []),
+    ("written/csharp.txt", [("ledger/src/Services/ReportService.cs", 44), ("ledger/src/Program.cs", 9)],
+     ("System.InvalidOperationException", "Sequence contains no elements"), [], []),
+    ("written/csharp_build.txt", [("src/Services/ReportService.cs", 44)],
+     ("error", "The name 'latest' does not exist in the current context"), [], ["CS0103"]),
+]
+
+
+@pytest.mark.parametrize("name,locs,first_error,tests,codes", GOLDEN, ids=[g[0] for g in GOLDEN])
+def test_golden(name, locs, first_error, tests, codes):
+    sig = sig_of(name)
+    got = repo_locs(sig)
+    if name == "written/go_panic.txt":  # go prints the innermost frame first, main last
+        assert set(locs) <= set(got)
+    else:
+        assert got[: len(locs)] == locs
+    if first_error is None:
+        assert not [e for e in sig.errors if e.etype != "error"]
+    else:
+        assert (sig.errors[0].etype, sig.errors[0].message) == first_error
+    for t in tests:
+        assert t in sig.failed_tests
+    for c in codes:
+        assert c in sig.codes
+
+
+def test_library_frames_sorted_last_and_flagged():
+    sig = sig_of("cargo_panic.txt")
+    flags = [loc.library for loc in sig.locations]
+    assert flags == sorted(flags) and flags[-1] is True
+    assert all("/rustc/" in loc.path for loc in sig.locations if loc.library)
+    conn = sig_of("irr_conn_refused.txt")
+    assert conn.locations and not conn.repo_locations  # all site-packages / <string>
+
+
+@pytest.mark.parametrize("name", ["irr_cmd_not_found.txt", "irr_curl_dns.txt", "irr_git_pathspec.txt",
+                                  "irr_permission.txt", "irr_empty.txt"])
+def test_environment_failures_have_no_repo_locations(name):
+    assert sig_of(name).repo_locations == []
+
+
+def test_split_exit():
+    assert split_exit("Exit code 3\nto-stdout\nto-stderr") == (3, "to-stdout\nto-stderr")
+    assert split_exit("Exit code 1") == (1, "")
+    assert split_exit("spawn /bin/sh ENOENT") == (None, "spawn /bin/sh ENOENT")
+
+
+def test_normalize_path():
+    assert normalize_path("shop/cart.py", "/r/py", "/r") == ("py/shop/cart.py", False)
+    assert normalize_path("/r/js/lib/a.js", "/r/js", "/r") == ("js/lib/a.js", False)
+    assert normalize_path("file:///r/a.mjs", "/r", "/r") == ("a.mjs", False)
+    assert normalize_path("/elsewhere/x.py", "/r", "/r") == ("/elsewhere/x.py", True)
+    assert normalize_path("/v/lib/python3.11/site-packages/x.py", "/r", "/r")[1] is True
+    assert normalize_path("./src/main.rs", "/r/rs", "/r") == ("rs/src/main.rs", False)
+
+
+@pytest.mark.parametrize("message,expected", [
+    ("quantity must be positive, got -1", "quantity must be positive"),
+    ("invalid price: abc", "invalid price: abc"),
+    ("unknown sku X-1", "unknown sku"),
+    ("Cannot read properties of undefined (reading 'name')", "Cannot read properties of undefined"),
+    ("ledger out of balance: -5", "ledger out of balance"),
+])
+def test_message_literals(message, expected):
+    assert expected in message_literals(message)
+
+
+def test_garbage_does_not_crash():
+    for text in ["", "Exit code 1\n", "\x00\xff" * 1000, "a:1: " * 50_000, "File \"x\", line 99999999999999"]:
+        extract(text, cwd="/r", root="/r")
