@@ -6,12 +6,13 @@ exactly what the model would have been given; line numbers come from the fixture
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
 import pytest
 
-from e2e_harness import (base_env, clean_copy, line_of, request_text, run_claude,
+from e2e_harness import (base_env, clean_copy, index_repo, line_of, make_fixture_repo, request_text, run_claude,
                          search_results, session_start_context, tool_outcome, tool_use_ids)
 
 pytestmark = pytest.mark.e2e
@@ -86,7 +87,6 @@ def test_full_turn_session_start_context(claude, home, plugin_root, ledger_repo)
 @pytest.fixture(scope="module")
 def real_model_repo(tmp_path_factory):
     """One fixture repo indexed with the real default model, shared by the failure scenarios."""
-    from e2e_harness import index_repo, make_fixture_repo
     root = make_fixture_repo("ledgerly", tmp_path_factory.mktemp("real") / "ledgerly")
     index_repo(root, None)  # the real default model
     return root
@@ -198,7 +198,8 @@ def test_mcp_tool_call_returns_xml(claude, home, plugin_root, ledger_repo, tool_
 
 
 # 8 ----------------------------------------------------------------------------------------------
-def test_marketplace_install_then_session_start(claude, home, plugin_root, ledger_repo, tmp_path):
+def _install_from_marketplace(claude: str, home: Path, plugin_root: Path, tmp_path: Path) -> tuple[str, Path]:
+    """Add a clean copy of the repo as a local marketplace and install hippo from it."""
     source = clean_copy(plugin_root, tmp_path / "hippo-src")  # what a clone of the repo holds
     mkt_name = json.loads((source / ".claude-plugin" / "marketplace.json").read_text())["name"]
     added = run_claude(claude, ["plugin", "marketplace", "add", str(source)], cwd=tmp_path, home=home,
@@ -212,7 +213,11 @@ def test_marketplace_install_then_session_start(claude, home, plugin_root, ledge
     install_path = Path(entry["installPath"])
     assert home in install_path.parents and source not in install_path.parents
     assert (install_path / "scripts" / "hippo").is_file()
+    return mkt_name, install_path
 
+
+def test_marketplace_install_then_session_start(claude, home, plugin_root, ledger_repo, tmp_path):
+    mkt_name, install_path = _install_from_marketplace(claude, home, plugin_root, tmp_path)
     repo = ledger_repo()
     run = run_claude(claude, ["-p", "What are this project's conventions?"], cwd=repo, home=home,
                      script=[{"text": "Money is integer cents."}])
@@ -220,3 +225,25 @@ def test_marketplace_install_then_session_start(claude, home, plugin_root, ledge
     ran = _hook_finished(run.debug_log, "SessionStart:startup", "session-start", plugin=f"hippo@{mkt_name}")
     assert ran and str(install_path) in ran[0], run.describe()  # the installed copy ran, not the source
     _assert_session_context(session_start_context(run.model_requests[0]))
+
+
+def test_marketplace_install_without_hippo_fails_open(claude, home, plugin_root, tmp_path):
+    """Installed copy, no hippo on PATH: the launcher starts its own venv build in the background,
+    tells the user once, and the session goes on without hippo context (no network: it can't finish)."""
+    mkt_name, _ = _install_from_marketplace(claude, home, plugin_root, tmp_path)
+    repo = make_fixture_repo("ledgerly", tmp_path / "ledgerly")  # no index needed: hippo can't run
+    env = base_env(home)
+    env["PATH"] = os.pathsep.join(d for d in env["PATH"].split(os.pathsep)
+                                  if d and not (Path(d) / "hippo").exists())
+    script = [{"tool_use": {"name": "Bash", "input": {"command": FAILING_CMD.replace("python", "python3")}}},
+              {"text": "ok"}]
+    run = run_claude(claude, ["-p", "hi", "--allowedTools", "Bash"], cwd=repo, home=home, script=script,
+                     env=env)
+    assert run.rc == 0, run.describe()
+    assert _hook_finished(run.debug_log, "SessionStart:startup", "session-start", plugin=f"hippo@{mkt_name}")
+    assert _hook_finished(run.debug_log, "PostToolUseFailure:Bash", "tool-failure", plugin=f"hippo@{mkt_name}")
+    assert "installing its Python environment" in run.debug_log, run.describe()  # the one-time notice
+    assert not session_start_context(run.model_requests[0])
+    nxt = run.model_requests[-1]
+    (use_id,) = tool_use_ids(nxt, "Bash")
+    assert "<search_results>" not in tool_outcome(nxt, use_id).seen
