@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from e2e_harness import (base_env, clean_copy, index_repo, line_of, make_fixture_repo, request_text, run_claude,
+from e2e_harness import (base_env, clean_copy, git, index_repo, line_of, make_fixture_repo, request_text, run_claude,
                          search_results, session_start_context, tool_outcome, tool_use_ids)
 
 pytestmark = pytest.mark.e2e
@@ -198,11 +198,32 @@ def test_mcp_tool_call_returns_xml(claude, home, plugin_root, ledger_repo, tool_
 
 
 # 8 ----------------------------------------------------------------------------------------------
-def _install_from_marketplace(claude: str, home: Path, plugin_root: Path, tmp_path: Path) -> tuple[str, Path]:
-    """Add a clean copy of the repo as a local marketplace and install hippo from it."""
-    source = clean_copy(plugin_root, tmp_path / "hippo-src")  # what a clone of the repo holds
-    mkt_name = json.loads((source / ".claude-plugin" / "marketplace.json").read_text())["name"]
-    added = run_claude(claude, ["plugin", "marketplace", "add", str(source)], cwd=tmp_path, home=home,
+def _install_from_marketplace(claude: str, home: Path, plugin_root: Path, tmp_path: Path,
+                              kind: str) -> tuple[str, Path]:
+    """Install hippo from a marketplace made of a clean copy of the repo (what a clone holds).
+
+    kind "directory": the repo's own marketplace.json, added from a local path (the documented
+    flow). In 2.1.332 the client then runs the plugin from that directory, not from the copy it
+    puts in the cache. kind "git": a one-entry marketplace whose source is a git URL (a file://
+    bare clone, so it works offline); the client clones it and runs the cached copy, the case
+    where paths escaping the plugin root would break. Returns (marketplace name, plugin dir used).
+    """
+    source = clean_copy(plugin_root, tmp_path / "hippo-src")
+    if kind == "directory":
+        mkt_dir = source
+    else:
+        git(source, "init", "-q", "-b", "main")
+        git(source, "add", "-A")
+        git(source, "commit", "-q", "-m", "hippo")
+        bare = tmp_path / "hippo.git"
+        git(tmp_path, "clone", "-q", "--bare", str(source), str(bare))
+        mkt_dir = tmp_path / "mkt"
+        (mkt_dir / ".claude-plugin").mkdir(parents=True)
+        (mkt_dir / ".claude-plugin" / "marketplace.json").write_text(json.dumps({
+            "name": "e2e-git-mkt", "owner": {"name": "e2e"},
+            "plugins": [{"name": "hippo", "source": {"source": "url", "url": bare.as_uri()}}]}))
+    mkt_name = json.loads((mkt_dir / ".claude-plugin" / "marketplace.json").read_text())["name"]
+    added = run_claude(claude, ["plugin", "marketplace", "add", str(mkt_dir)], cwd=tmp_path, home=home,
                        debug=False)
     assert added.rc == 0, added.describe()
     installed = run_claude(claude, ["plugin", "install", f"hippo@{mkt_name}"], cwd=tmp_path, home=home,
@@ -211,26 +232,26 @@ def _install_from_marketplace(claude: str, home: Path, plugin_root: Path, tmp_pa
     listing = run_claude(claude, ["plugin", "list", "--json"], cwd=tmp_path, home=home, debug=False)
     entry = next(p for p in json.loads(listing.stdout) if p["id"] == f"hippo@{mkt_name}")
     install_path = Path(entry["installPath"])
-    assert home in install_path.parents and source not in install_path.parents
-    assert (install_path / "scripts" / "hippo").is_file()
-    return mkt_name, install_path
+    assert home in install_path.parents and (install_path / "scripts" / "hippo").is_file()
+    return mkt_name, (source if kind == "directory" else install_path)
 
 
-def test_marketplace_install_then_session_start(claude, home, plugin_root, ledger_repo, tmp_path):
-    mkt_name, install_path = _install_from_marketplace(claude, home, plugin_root, tmp_path)
+@pytest.mark.parametrize("kind", ["directory", "git"])
+def test_marketplace_install_then_session_start(claude, home, plugin_root, ledger_repo, tmp_path, kind):
+    mkt_name, used = _install_from_marketplace(claude, home, plugin_root, tmp_path, kind)
     repo = ledger_repo()
     run = run_claude(claude, ["-p", "What are this project's conventions?"], cwd=repo, home=home,
                      script=[{"text": "Money is integer cents."}])
     assert run.rc == 0, run.describe()
     ran = _hook_finished(run.debug_log, "SessionStart:startup", "session-start", plugin=f"hippo@{mkt_name}")
-    assert ran and str(install_path) in ran[0], run.describe()  # the installed copy ran, not the source
+    assert ran and f"{used}/scripts/hippo" in ran[0], run.describe()  # the installed plugin ran
     _assert_session_context(session_start_context(run.model_requests[0]))
 
 
 def test_marketplace_install_without_hippo_fails_open(claude, home, plugin_root, tmp_path):
     """Installed copy, no hippo on PATH: the launcher starts its own venv build in the background,
     tells the user once, and the session goes on without hippo context (no network: it can't finish)."""
-    mkt_name, _ = _install_from_marketplace(claude, home, plugin_root, tmp_path)
+    mkt_name, _ = _install_from_marketplace(claude, home, plugin_root, tmp_path, "git")
     repo = make_fixture_repo("ledgerly", tmp_path / "ledgerly")  # no index needed: hippo can't run
     env = base_env(home)
     env["PATH"] = os.pathsep.join(d for d in env["PATH"].split(os.pathsep)
