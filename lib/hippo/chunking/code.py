@@ -205,7 +205,7 @@ class _Layout:
         return self._absorb_small_code(pieces)
 
     def _describe(self, g: _Group, scope: str, code_kind: str, code_symbol: str) -> _Piece:
-        names = [q for _, q in g.units]
+        names = list(dict.fromkeys(q for _, q in g.units))  # `impl` blocks repeat a type name
         if g.has_header:
             return _Piece(g.lo, g.hi, code_kind, ", ".join([code_symbol, *names]))
         if not g.units:

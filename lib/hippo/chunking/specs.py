@@ -121,7 +121,9 @@ def name_of(node: Node, src: bytes) -> str:
             break
         if decl.type in _IDENTS:
             return node_text(decl, src)
-        decl = decl.child_by_field_name("declarator") or decl.child_by_field_name("name")
+        decl = (decl.child_by_field_name("declarator") or decl.child_by_field_name("name")
+                or next((c for c in decl.named_children  # reference_declarator: no field
+                         if c.type in _IDENTS or c.type.endswith("declarator")), None))
     for child in node.named_children:
         if child.type in _IDENTS:
             return node_text(child, src)
@@ -186,7 +188,8 @@ def _direct(node: Node, t: str, kind: str, lang: str, src: bytes) -> UnitInfo | 
         return UnitInfo(kind, name_of(spec, src), node)
     if t == "impl_item":  # Rust: name the block after the type it implements
         typ = node.child_by_field_name("type")
-        return UnitInfo(kind, node_text(typ, src) if typ is not None else "", node)
+        name = node_text(typ, src).split("<", 1)[0] if typ is not None else ""
+        return UnitInfo(kind, name, node)  # `impl<'a> Lexer<'a>` scopes methods as Lexer.*
     if t == "method_declaration" and lang == "go":
         recv = node.child_by_field_name("receiver")
         rtype = _first(recv, frozenset({"type_identifier"})) if recv is not None else None
