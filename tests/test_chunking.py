@@ -242,6 +242,12 @@ def test_long_lines_never_make_oversized_chunks() -> None:
         assert max(len(c.text) for c in chunks) <= MAX_CHUNK_CHARS
 
 
+def test_budget_cannot_exceed_the_hard_cap() -> None:
+    text = "".join(f"row {i} " + "y" * 70 + "\n" for i in range(400))
+    chunks = chunk_file("a.txt", text, budget=Budget(max_chars=50_000, max_lines=10_000))
+    assert len(chunks) > 1 and max(len(c.text) for c in chunks) <= MAX_CHUNK_CHARS
+
+
 def test_nul_bytes_and_surrogates_do_not_crash() -> None:
     text = "def f():\n    return '\x00'\n\nbad = b'\udcff'\n"
     for path in ("a.py", "a.txt", "a.md", "a.c"):

@@ -11,6 +11,8 @@ non-blank line; blank lines at chunk edges are trimmed. Only plain-text windows 
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 from hippo.chunk import Chunk
 from hippo.chunking.languages import (CODE_LANGUAGES, MARKUP_LANGUAGES, detect_language,
                                       sniff_shebang)
@@ -29,7 +31,8 @@ def chunk_file(path: str, text: str, *, language: str | None = None,
         path: repo-relative path; picks the language and is copied into each chunk.
         text: the decoded file content.
         language: override `detect_language(path)`.
-        budget: size limits; the default is ~1,500 chars / 60 lines per chunk.
+        budget: size limits; the default is ~1,500 chars / 60 lines per chunk. max_chars is
+            clamped to MAX_CHUNK_CHARS.
     """
     lines = split_lines(text)
     if not any(ln.strip() for ln in lines):
@@ -37,7 +40,10 @@ def chunk_file(path: str, text: str, *, language: str | None = None,
     lang = language or detect_language(path) or "text"
     if lang == "text" and lines:
         lang = sniff_shebang(lines[0]) or lang
-    doc = Lines(path, lang, lines, budget or Budget())
+    budget = budget or Budget()
+    if budget.max_chars > MAX_CHUNK_CHARS:  # the hard cap wins over any budget
+        budget = replace(budget, max_chars=MAX_CHUNK_CHARS)
+    doc = Lines(path, lang, lines, budget)
     if lang in CODE_LANGUAGES:
         from hippo.chunking.code import chunk_code  # keeps tree-sitter off the import path
 
