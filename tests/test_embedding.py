@@ -44,6 +44,7 @@ def test_hippo_home_default_and_override(monkeypatch: pytest.MonkeyPatch, tmp_pa
 def test_import_is_cheap() -> None:
     code = (
         "import sys, hippo.embedding, hippo.embedding.paths\n"
+        "hippo.embedding.model_id_for(hippo.embedding.DEFAULT_MODEL)\n"
         "heavy = [m for m in ('numpy', 'fastembed', 'onnx', 'onnxruntime', 'tokenizers', 'lancedb') if m in sys.modules]\n"
         "print(','.join(heavy))"
     )
@@ -186,6 +187,14 @@ def test_is_complete_detects_truncation(tmp_path: Path) -> None:
     assert not build.is_complete(tmp_path)
     (tmp_path / build.MANIFEST).write_text("{not json")
     assert not build.is_complete(tmp_path)
+
+
+def test_unwritable_home_is_a_clear_error(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    monkeypatch.setenv("HIPPO_HOME", str(blocker / "home"))
+    with pytest.raises(EmbedderUnavailable, match="set HIPPO_HOME to a writable directory"):
+        prepare_model()
 
 
 def test_prepare_unknown_model_is_a_clear_error() -> None:

@@ -87,6 +87,16 @@ def prepare_model(name: str = DEFAULT_MODEL) -> Path:
     target = spec.directory
     if is_complete(target):
         return target
+    try:
+        return _build_locked(spec, target)
+    except OSError as exc:  # unwritable or full cache dir: say where, and how to move it
+        raise EmbedderUnavailable(
+            f"Cannot build the embedding model in {target.parent} ({exc.strerror or exc}); "
+            "set HIPPO_HOME to a writable directory with ~150 MB free."
+        ) from exc
+
+
+def _build_locked(spec: LocalModel, target: Path) -> Path:
     target.parent.mkdir(parents=True, exist_ok=True)
     with _build_lock(target):
         if is_complete(target):  # another process finished while we waited
