@@ -5,14 +5,21 @@ Two phases so the index is useful in seconds and complete in minutes:
    text (the `vectors` cache); the rest get a placeholder and `embedded = false`. Full-text search works now.
 2. vector phase: texts still missing a vector are embedded in batches and filled in. A killed run resumes here.
 
-Change detection compares every listed file's git blob id or (size, mtime) with the recorded state, so edits,
-adds, deletes, renames, branch switches, rebases and .gitignore changes all reduce to "these paths differ";
-only those files are read. State is saved after each committed batch (see state.py).
+Change detection asks git, not the files: discovery lists paths with the blob id from git's index for every
+tracked file that is clean in the work tree (what `git diff`/`git status` would report as unchanged), so a
+tracked file is re-read only when its blob id differs from the one recorded. Dirty, untracked and non-git
+files fall back to (size, mtime_ns) and then a content hash. This covers edits, adds, deletes, renames,
+branch switches and rebases without needing the indexed commit to still exist. Only differing files are read.
+
+Crash safety: each batch of files is one atomic table commit, and state.json is rewritten after it. The
+state is marked incomplete while a run is in flight; a run that finds it incomplete also sweeps the table
+for paths the state does not know (written just before a kill) so nothing orphaned survives.
 """
 from __future__ import annotations
 
 import fcntl
 import hashlib
+import inspect
 import os
 import shutil
 import time
@@ -45,6 +52,10 @@ class IndexReport:
     rebuilt: bool = False
     seconds: float = 0.0
     keyword_ready_seconds: float = 0.0
+    files_renamed: int = 0  # deleted path whose exact bytes reappeared under a new path
+    files_read: int = 0  # files whose bytes were read (the no-op path reads none)
+    resumed: bool = False  # the previous run was interrupted; this one finished its work
+    pruned_all: bool = False  # no reader was open, so every old table version was dropped
     skipped: dict[str, int] = field(default_factory=dict)
     dry_run: dict | None = None
 
@@ -171,24 +182,32 @@ class Indexer:
 
     def run(self, *, full: bool = False, dry_run: bool = False, wait_lock: float = 3.0,
             vectors: bool = True) -> IndexReport:
-        from hippo.discovery import discover
-
         started = time.monotonic()
         report = IndexReport()
-        disc = discover(self.root, self.settings)
-        report.files_total = len(disc.files)
-        report.skipped = dict(disc.skipped)
         if dry_run:
+            disc = self._discover(None)
+            report.files_total, report.skipped = len(disc.files), dict(disc.skipped)
             report.dry_run = _dry_run_summary(disc.files)
             return report
         with WriterLock(self.index_dir, wait_lock):
             state = self._open_state(full, report)
-            changed, records = self._changed_files(disc.files, state)
+            # Listed under the lock: a run that waited for another must see the tree as it is now.
+            disc = self._discover(state)
+            report.files_total, report.skipped = len(disc.files), dict(disc.skipped)
+            changed, records = self._changed_files(disc.files, state, report)
             current = {f.path for f in disc.files}
-            deleted = sorted(set(state.files) - current)
-            report.files_changed, report.files_deleted = len(changed), len(deleted)
+            stale_paths = set(state.files)
+            if not state.complete and self._has_table():
+                report.resumed = True
+                stale_paths |= self._store().paths()  # rows written just before a kill
+            deleted = sorted(stale_paths - current)
+            # A rename is a deleted path whose exact bytes reappear elsewhere; report it once, as a rename.
+            arrived = {records[rel].sha for rel, _ in changed}
+            report.files_renamed = sum(1 for p in deleted if p in state.files and state.files[p].sha in arrived)
+            report.files_changed, report.files_deleted = len(changed), len(deleted) - report.files_renamed
             if changed or deleted or not state.complete:
                 state.complete = False
+                save_state(self.index_dir, state)  # "a run is in flight" survives a kill
                 self._keyword_phase(state, changed, deleted, records, report)
             self._record_git(state)
             state.complete = True
@@ -197,16 +216,27 @@ class Indexer:
             if vectors:
                 self._vector_phase(state, report)
             if report.chunks_written or report.chunks_embedded or report.files_deleted:
-                self._store().optimize()
+                report.pruned_all = self._store().optimize()
         report.seconds = time.monotonic() - started
         return report
+
+    def _discover(self, state: IndexState | None):
+        """List indexable files; unchanged files known to the state are not sniffed again."""
+        from hippo.discovery import discover
+
+        if state is None or not state.files or "known" not in inspect.signature(discover).parameters:
+            return discover(self.root, self.settings)
+        return discover(self.root, self.settings, known=state.files)
+
+    def _has_table(self) -> bool:
+        return (self.index_dir / "db").exists() and self._store().has_chunks()
 
     # --- steps ---------------------------------------------------------------------------------
     def _store(self):
         if getattr(self, "_store_obj", None) is None:
             from hippo.store import Store
 
-            self._store_obj = Store(self.index_dir, self._dim)
+            self._store_obj = Store(self.index_dir, self._dim, writer=True)
         return self._store_obj
 
     def _open_state(self, full: bool, report: IndexReport) -> IndexState:
@@ -226,22 +256,29 @@ class Indexer:
         save_state(self.index_dir, state)
         return state
 
-    def _changed_files(self, files, state: IndexState):
+    def _changed_files(self, files, state: IndexState, report: IndexReport):
         """Paths whose content differs from the index. Reads only files whose blob id or stat changed."""
         changed, records = [], {}
         for f in files:
             rec = state.files.get(f.path)
             if rec is not None:
                 if f.blob and rec.blob == f.blob:
+                    if rec.size != f.size or rec.mtime_ns != f.mtime_ns:  # e.g. touched, or checked out again
+                        rec.size, rec.mtime_ns = f.size, f.mtime_ns
                     continue
-                if not f.blob and rec.size == f.size and rec.mtime_ns == f.mtime_ns:
-                    continue
+                if rec.size == f.size and rec.mtime_ns == f.mtime_ns:
+                    if f.blob and not rec.blob:  # indexed while dirty/untracked, now committed as is
+                        rec.blob = f.blob
+                    if not f.blob or rec.blob == f.blob:
+                        continue
             try:
                 data = (self.root / f.path).read_bytes()
             except OSError:
                 continue  # vanished between listing and reading: the next run sees it gone
+            report.files_read += 1
             sha = hashlib.sha1(data).hexdigest()
-            new_rec = FileRecord(size=f.size, mtime_ns=f.mtime_ns, sha=sha, blob=f.blob)
+            # Record the stat of the bytes we read, not of the listing: a write in between must not hide.
+            new_rec = FileRecord(size=len(data), mtime_ns=f.mtime_ns, sha=sha, blob=f.blob)
             if rec is not None and rec.sha == sha:
                 new_rec.chunks = rec.chunks
                 state.files[f.path] = new_rec  # same bytes, new stat or blob: nothing to re-index
@@ -269,8 +306,6 @@ class Indexer:
             paths = list(rows_by_path) + pending_delete
             if paths:
                 store.replace_files(paths, rows)
-                if i == 0:
-                    store.ensure_indexes()
             for rel, rs in rows_by_path.items():
                 rec = records[rel]
                 rec.chunks = len(rs)
@@ -282,6 +317,7 @@ class Indexer:
             done += len(batch) + (len(deleted) if i == 0 else 0)
             save_state(self.index_dir, state)
             self.progress("files", done, total)
+        store.ensure_indexes()  # cheap when present; also repairs a run killed before creating them
 
     def _record_git(self, state: IndexState) -> None:
         from hippo import gitutil

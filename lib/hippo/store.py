@@ -3,10 +3,17 @@
 Writes happen under the indexer's lock, one `merge_insert` per batch of files so a file's old and new
 chunks swap in a single commit (readers never see a half-replaced file). Readers re-check the latest
 version before each query.
+
+Old table versions are pruned in two tiers (tech-probe 3e/3f: pruning at 0 under an open reader breaks it):
+every write run prunes versions older than KEEP_OLD_VERSIONS; and when no reader holds a shared lock on
+`readers.lock`, the writer also drops every old version. Readers take that shared lock without ever waiting.
 """
 from __future__ import annotations
 
+import fcntl
 import os
+import time
+import warnings
 from datetime import timedelta
 from pathlib import Path
 from typing import Iterable, Sequence
@@ -20,6 +27,8 @@ import pyarrow as pa  # noqa: E402
 CHUNKS = "chunks"
 VECTORS = "vectors"
 KEEP_OLD_VERSIONS = timedelta(minutes=2)  # readers may still hold a version this old; never prune at 0
+READERS_LOCK = "readers.lock"
+MARK_WAIT = 10.0  # longest a reader waits for a prune-everything optimize (about 0.5 s at 10k rows)
 
 
 def chunk_schema(dim: int) -> pa.Schema:
@@ -59,13 +68,73 @@ def sql_in(column: str, values: Iterable[str]) -> str:
     return f"{column} IN ({', '.join(sql_str(v) for v in vals)})"
 
 
-class Store:
-    """An open LanceDB database under `<index_dir>/db`."""
+class ReaderMark:
+    """A shared flock on `readers.lock` held while a process may read a table version.
 
-    def __init__(self, index_dir: Path, dim: int, *, fresh_reads: bool = False) -> None:
+    The writer takes this lock exclusively only for the short final optimize that drops every old version,
+    never while indexing; a reader that meets it waits up to MARK_WAIT seconds, then goes on unmarked
+    (and tries again at its next refresh).
+    """
+
+    def __init__(self, index_dir: Path) -> None:
+        self.path = index_dir / READERS_LOCK
+        self.fh = None
+
+    def take(self, wait: float = 0.0) -> bool:
+        if self.fh is not None:
+            return True
+        try:
+            fh = open(self.path, "a+")
+        except OSError:
+            return False
+        deadline = time.monotonic() + wait
+        while True:
+            try:
+                fcntl.flock(fh, fcntl.LOCK_SH | fcntl.LOCK_NB)
+                self.fh = fh
+                return True
+            except OSError:
+                if time.monotonic() >= deadline:
+                    fh.close()
+                    return False
+                time.sleep(0.02)
+
+    def release(self) -> None:
+        if self.fh is not None:
+            self.fh.close()  # closing drops the flock
+            self.fh = None
+
+
+def no_readers(index_dir: Path):
+    """An open file holding the exclusive readers lock when no reader is marked, else None."""
+    try:
+        fh = open(index_dir / READERS_LOCK, "a+")
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        fh.close()
+        return None
+    return fh
+
+
+class Store:
+    """An open LanceDB database under `<index_dir>/db`.
+
+    `writer=True` is for the indexer (which holds the writer lock); every other Store marks itself as a
+    reader so the writer knows not to drop the versions it may be reading.
+    """
+
+    def __init__(self, index_dir: Path, dim: int, *, fresh_reads: bool = False, writer: bool = False) -> None:
         self.dim = dim
+        self.index_dir = Path(index_dir)
+        self.writer = writer
+        self.reader_mark = None if writer else ReaderMark(self.index_dir)
+        if self.reader_mark is not None:
+            self.reader_mark.take(MARK_WAIT)  # before opening any version
         kw = {"read_consistency_interval": timedelta(0)} if fresh_reads else {}
-        self.db = lancedb.connect(str(index_dir / "db"), **kw)
+        self.db = lancedb.connect(str(self.index_dir / "db"), **kw)
         self._chunks = None
         self._vectors = None
 
@@ -94,6 +163,8 @@ class Store:
         return self.chunks() is not None
 
     def refresh(self) -> None:
+        if self.reader_mark is not None:
+            self.reader_mark.take(MARK_WAIT)  # before moving to the newest version
         for tbl in (self._chunks, self._vectors):
             if tbl is not None:
                 try:
@@ -168,13 +239,40 @@ class Store:
         if "path_idx" not in have:
             tbl.create_index("path", config=BTree(), name="path_idx")
 
-    def optimize(self) -> None:
-        """Fold new rows into the indexes, compact, and prune versions older than a safe margin."""
-        for tbl in (self.chunks(), self.vectors()):
-            if tbl is not None:
-                tbl.optimize(cleanup_older_than=KEEP_OLD_VERSIONS)
+    def optimize(self, *, keep: timedelta = KEEP_OLD_VERSIONS, prune_all_if_alone: bool = True) -> bool:
+        """Fold new rows into the indexes, compact and prune old versions; returns True if it pruned all.
+
+        Versions younger than `keep` stay, since a reader may still be on one. When no reader is marked
+        (and the caller holds the writer lock) every old version and any leftover of a killed write goes.
+        """
+        tables = [t for t in (self.chunks(), self.vectors()) if t is not None]
+        fh = no_readers(self.index_dir) if prune_all_if_alone else None
+        try:
+            for tbl in tables:
+                if fh is not None:
+                    with warnings.catch_warnings():  # the warning is about open readers: we hold them off
+                        warnings.simplefilter("ignore", UserWarning)
+                        tbl.optimize(cleanup_older_than=timedelta(0), delete_unverified=True)
+                else:
+                    tbl.optimize(cleanup_older_than=keep)
+        finally:
+            if fh is not None:
+                fh.close()
+        return fh is not None
+
+    def close(self) -> None:
+        if self.reader_mark is not None:
+            self.reader_mark.release()
 
     # --- reading ------------------------------------------------------------------------------
+    def paths(self) -> set[str]:
+        """Every path with at least one chunk (a full scan of one small column; used after a crash)."""
+        tbl = self.chunks()
+        if tbl is None:
+            return set()
+        t = tbl.search().select(["path"]).limit(max(tbl.count_rows(), 1)).to_arrow()
+        return set(t.column("path").to_pylist())
+
     def count(self, where: str | None = None) -> int:
         tbl = self.chunks()
         if tbl is None:

@@ -1,0 +1,312 @@
+"""Incremental indexing edge cases, each checked against a fresh full index of the same tree.
+
+Also home of the helpers the property, kill and concurrency tests share (`index_content`, `fresh_content`).
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from conftest import git, write_files
+from hippo.config import load_settings
+from hippo.embedding.fake import FakeEmbedder
+from hippo.indexer import embed_text, index_repo
+from hippo.state import load_state
+
+# Small distinct units; files are built from them so content recurs across files and branches.
+UNITS = [f"def unit_{i}(value):\n    total = value * {i + 2}\n    return total + {i}\n" for i in range(12)]
+DOC = "# Notes\n\nSome prose about the project.\n\n## Usage\n\nRun it with care.\n"
+
+
+def py(*units: int) -> str:
+    return "\n\n".join(UNITS[u % len(UNITS)] for u in units)
+
+
+def index_rows(index_dir: Path) -> list[dict]:
+    from hippo.store import Store
+
+    state = load_state(index_dir)
+    assert state is not None, "no state.json"
+    store = Store(index_dir, state.dim)
+    try:
+        return store.rows(columns=["path", "start_line", "end_line", "text", "symbol", "breadcrumb", "embedded"])
+    finally:
+        store.close()
+
+
+def content_of(rows: list[dict]) -> set[tuple[str, int, int, str]]:
+    return {(r["path"], r["start_line"], r["end_line"], hashlib.sha1(r["text"].encode()).hexdigest())
+            for r in rows}
+
+
+def embed_texts_of(rows: list[dict]) -> set[str]:
+    return {embed_text(r["symbol"], r["breadcrumb"], r["text"]) for r in rows}
+
+
+def index_content(root: Path) -> set[tuple[str, int, int, str]]:
+    """(path, start, end, content hash) of every chunk in the repo's own index; all must be embedded."""
+    rows = index_rows(load_settings(root).index_path(root))
+    assert all(r["embedded"] for r in rows), "index left chunks without vectors"
+    return content_of(rows)
+
+
+def fresh_rows(root: Path) -> list[dict]:
+    """Rows of a from-scratch index of `root`'s current tree, built in a throwaway directory."""
+    with tempfile.TemporaryDirectory(prefix="hippo-fresh-") as tmp:
+        settings = dataclasses.replace(load_settings(root), index_dir=str(Path(tmp) / "idx"))
+        index_repo(root, settings, embedder=FakeEmbedder(), full=True)
+        if not (Path(tmp) / "idx" / "db").exists():
+            return []
+        try:
+            return index_rows(Path(tmp) / "idx")
+        except AssertionError:
+            return []
+
+
+def fresh_content(root: Path) -> set[tuple[str, int, int, str]]:
+    return content_of(fresh_rows(root))
+
+
+def assert_fresh(root: Path, emb: FakeEmbedder | None = None, before: int = 0) -> None:
+    """The index equals a fresh full index; with `emb`, texts it embedded since `before` were all needed
+    now and none had been embedded before (vectors are reused, never recomputed)."""
+    rows = fresh_rows(root)
+    assert index_content(root) == content_of(rows)
+    if emb is not None:
+        new = emb.texts[before:]
+        assert len(set(new)) == len(new) and not set(new) & set(emb.texts[:before])
+        assert set(new) <= embed_texts_of(rows)
+
+
+@pytest.fixture
+def repo(git_repo):
+    return git_repo({"src/a.py": py(0, 1), "src/b.py": py(2, 3), "src/c.py": py(4), "README.md": DOC})
+
+
+def test_noop_reads_nothing_and_embeds_nothing(repo):
+    emb = FakeEmbedder()
+    first = index_repo(repo, embedder=emb)
+    assert first.files_changed == 4 and first.chunks_embedded > 0
+    n = len(emb.texts)
+    again = index_repo(repo, embedder=emb)
+    assert (again.files_changed, again.files_deleted, again.files_read, again.chunks_written) == (0, 0, 0, 0)
+    assert len(emb.texts) == n
+    assert_fresh(repo)
+
+
+def test_edit_add_delete_rename(repo):
+    emb = FakeEmbedder()
+    index_repo(repo, embedder=emb)
+    n = len(emb.texts)
+    (repo / "src/a.py").write_text(py(0, 5))  # one unit changed
+    write_files(repo, {"src/new.py": py(6)})
+    (repo / "src/c.py").unlink()
+    git(repo, "mv", "src/b.py", "src/moved.py")
+    report = index_repo(repo, embedder=emb)
+    assert report.files_deleted == 1 and report.files_renamed == 1
+    new = "\n".join(emb.texts[n:])
+    assert "unit_5" in new and "unit_6" in new and "unit_3" not in new  # the renamed file was not re-embedded
+    assert_fresh(repo, emb, n)
+
+
+def test_branch_switch_and_back_reuses_vectors(repo):
+    emb = FakeEmbedder()
+    index_repo(repo, embedder=emb)
+    git(repo, "checkout", "-q", "-b", "feature")
+    (repo / "src/a.py").write_text(py(7, 8))
+    (repo / "src/b.py").unlink()
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "feature work")
+    index_repo(repo, embedder=emb)
+    assert_fresh(repo)
+    n = len(emb.texts)
+    git(repo, "checkout", "-q", "main")
+    report = index_repo(repo, embedder=emb)
+    assert report.files_changed == 2 and len(emb.texts) == n  # everything on main was embedded before
+    assert load_state(repo / ".hippo").branch == "main"
+    assert_fresh(repo)
+
+
+def test_rebase_indexed_commit_no_longer_ancestor(repo):
+    emb = FakeEmbedder()
+    (repo / "src/a.py").write_text(py(9))
+    git(repo, "commit", "-qam", "will be rewritten")
+    index_repo(repo, embedder=emb)
+    old = load_state(repo / ".hippo").indexed_commit
+    git(repo, "reset", "-q", "--hard", "HEAD~1")
+    (repo / "src/c.py").write_text(py(10))
+    git(repo, "commit", "-qam", "another history")
+    git(repo, "reflog", "expire", "--expire=now", "--all")
+    git(repo, "gc", "-q", "--prune=now")
+    report = index_repo(repo, embedder=emb)
+    assert report.files_changed == 2
+    state = load_state(repo / ".hippo")
+    assert state.indexed_commit != old and state.indexed_commit == git(repo, "rev-parse", "HEAD").strip()
+    assert_fresh(repo)
+
+
+def test_uncommitted_edit_then_revert(repo):
+    emb = FakeEmbedder()
+    (repo / "src/a.py").write_text(py(11))
+    index_repo(repo, embedder=emb)
+    assert_fresh(repo)
+    git(repo, "checkout", "--", "src/a.py")  # back to the committed content
+    report = index_repo(repo, embedder=emb)
+    assert report.files_changed == 1
+    assert_fresh(repo)
+
+
+def test_staged_then_modified_again(repo):
+    emb = FakeEmbedder()
+    index_repo(repo, embedder=emb)
+    (repo / "src/a.py").write_text(py(1, 2))
+    git(repo, "add", "src/a.py")
+    (repo / "src/a.py").write_text(py(3, 4))  # work tree differs from the staged blob
+    index_repo(repo, embedder=emb)
+    assert_fresh(repo)
+
+
+def test_gitignore_change_drops_and_restores_untracked(repo):
+    emb = FakeEmbedder()
+    write_files(repo, {"scratch/notes.py": py(5)})
+    index_repo(repo, embedder=emb)
+    assert any(p == "scratch/notes.py" for p, *_ in index_content(repo))
+    (repo / ".gitignore").write_text("scratch/\n")
+    report = index_repo(repo, embedder=emb)
+    assert report.files_deleted == 1
+    assert not any(p == "scratch/notes.py" for p, *_ in index_content(repo))
+    assert_fresh(repo)
+    n = len(emb.texts)
+    (repo / ".gitignore").write_text("")
+    index_repo(repo, embedder=emb)
+    assert len(emb.texts) == n  # came back: same content, vector reused
+    assert_fresh(repo)
+
+
+def test_repo_without_commits_then_first_commit(git_repo):
+    root = git_repo({"a.py": py(1), "b.md": DOC}, commit=False)
+    emb = FakeEmbedder()
+    index_repo(root, embedder=emb)
+    assert load_state(root / ".hippo").indexed_commit is None
+    assert_fresh(root)
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "first")
+    report = index_repo(root, embedder=emb)
+    assert report.files_changed == 0 and report.files_read == 0
+    assert load_state(root / ".hippo").indexed_commit is not None
+    assert_fresh(root)
+
+
+def test_non_git_directory_uses_content_hashes(tmp_path):
+    root = tmp_path / "plain"
+    write_files(root, {"a.py": py(1), "sub/b.py": py(2)})
+    emb = FakeEmbedder()
+    index_repo(root, embedder=emb)
+    assert_fresh(root)
+    noop = index_repo(root, embedder=emb)
+    assert noop.files_read == 0
+    (root / "a.py").write_text(py(3))
+    (root / "sub/b.py").unlink()
+    report = index_repo(root, embedder=emb)
+    assert (report.files_changed, report.files_deleted) == (1, 1)
+    assert_fresh(root)
+
+
+def test_touched_file_is_read_once_but_not_rechunked(tmp_path):
+    root = tmp_path / "plain"
+    write_files(root, {"a.py": py(1)})
+    emb = FakeEmbedder()
+    index_repo(root, embedder=emb)
+    p = root / "a.py"
+    p.write_text(p.read_text())  # new mtime, same bytes
+    report = index_repo(root, embedder=emb)
+    assert report.files_read == 1 and report.files_changed == 0 and report.chunks_written == 0
+    assert index_repo(root, embedder=emb).files_read == 0
+
+
+def test_submodule_is_skipped_by_default(git_repo, repo):
+    sub = git_repo({"inner.py": py(4)}, name="inner")
+    git(repo, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(sub), "vendor_inner")
+    git(repo, "commit", "-q", "-m", "add submodule")
+    index_repo(repo, embedder=FakeEmbedder())
+    assert not any(p.startswith("vendor_inner") for p, *_ in index_content(repo))
+    assert_fresh(repo)
+
+
+class Boom(RuntimeError):
+    pass
+
+
+def test_crash_mid_keyword_phase_resumes_and_sweeps_orphans(repo, monkeypatch):
+    """A run dies right after a batch was committed but before state.json recorded it."""
+    import hippo.indexer as indexer_mod
+    from hippo.store import Store
+
+    emb = FakeEmbedder()
+    index_repo(repo, embedder=emb)
+    write_files(repo, {f"gen/f{i}.py": py(i, i + 1) for i in range(5)})
+    real = Store.replace_files
+
+    def replace_then_die(self, paths, rows):
+        real(self, paths, rows)
+        raise Boom("killed after the table commit")
+
+    monkeypatch.setattr(Store, "replace_files", replace_then_die)
+    monkeypatch.setattr(indexer_mod, "FILE_BATCH", 2)
+    with pytest.raises(Boom):
+        index_repo(repo, embedder=emb)
+    monkeypatch.setattr(Store, "replace_files", real)
+    assert load_state(repo / ".hippo").complete is False
+    shutil.rmtree(repo / "gen")  # the files it wrote are gone before the next run
+    (repo / "src/a.py").write_text(py(9))
+    report = index_repo(repo, embedder=emb)
+    assert report.resumed
+    assert load_state(repo / ".hippo").complete is True
+    assert_fresh(repo)
+
+
+def test_crash_mid_vector_phase_resumes_without_reembedding(repo, monkeypatch):
+    from hippo.store import Store
+
+    emb = FakeEmbedder()
+    index_repo(repo, embedder=emb, vectors=False)  # keyword phase only
+    real = Store.update_vectors
+    calls = {"n": 0}
+
+    def update_then_die(self, rows):
+        real(self, rows)
+        raise Boom("killed after the first vector batch")
+
+    monkeypatch.setattr(Store, "update_vectors", update_then_die)
+    with pytest.raises(Boom):
+        index_repo(repo, embedder=emb)
+    monkeypatch.setattr(Store, "update_vectors", real)
+    n = len(emb.texts)
+    index_repo(repo, embedder=emb)
+    assert len(emb.texts) == n  # the cache kept what the dead run embedded
+    assert len(set(emb.texts)) == len(emb.texts)
+    assert_fresh(repo)
+    del calls
+
+
+def test_prune_all_only_when_no_reader(repo):
+    from hippo.store import Store
+
+    emb = FakeEmbedder()
+    index_repo(repo, embedder=emb)
+    reader = Store(repo / ".hippo", emb.dim)
+    try:
+        (repo / "src/a.py").write_text(py(6))
+        assert index_repo(repo, embedder=emb).pruned_all is False
+        kept = len(Store(repo / ".hippo", emb.dim, writer=True).chunks().list_versions())
+    finally:
+        reader.close()
+    (repo / "src/a.py").write_text(py(7))
+    assert index_repo(repo, embedder=emb).pruned_all is True
+    versions = Store(repo / ".hippo", emb.dim, writer=True).chunks().list_versions()
+    assert len(versions) <= 2 < kept  # optimize itself commits after its prune step
