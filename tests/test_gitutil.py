@@ -135,6 +135,7 @@ def test_dirty_files(git_repo):
     (root / "b.py").unlink()
     git(root, "mv", "c.py", "d.py")
     assert sorted(gitutil.dirty_files(root)) == ["a.py", "b.py", "c.py", "d.py", "new/untracked.py"]
+    assert sorted(gitutil.unstaged_files(root)) == ["a.py", "b.py"]  # the rename is staged
 
 
 def test_odd_file_names_round_trip(git_repo):

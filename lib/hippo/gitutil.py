@@ -232,6 +232,15 @@ def last_commit_dates(root: Path, paths: Iterable[str]) -> dict[str, str]:
     return out
 
 
+def unstaged_files(root: Path) -> list[str]:
+    """Tracked paths whose work-tree file differs from the index (so its index sha is stale).
+
+    Cheaper than `dirty_files` on big repos: no untracked-file walk. May over-report files
+    whose stat info changed but content did not.
+    """
+    return _split_z(_out(root, "diff-files", "--name-only", "-z", "--ignore-submodules"))
+
+
 def dirty_files(root: Path) -> list[str]:
     """Paths that differ from HEAD: modified, added, deleted, renamed (both sides), untracked."""
     data = _run(root, "status", "--porcelain", "-z", "--untracked-files=all").stdout.decode(_ENC, _ERRORS)
