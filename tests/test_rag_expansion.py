@@ -112,7 +112,7 @@ def test_hostile_arguments_run_no_shell(indexed_repo, tmp_path, template):
 
 def test_rag_hook_finds_the_raise_site(indexed_repo):
     proc = _hook({"hook_event_name": "UserPromptExpansion", "command_name": "rag",
-                  "command_args": "where is an expired token rejected \"TokenExpiredError\"",
+                  "command_args": "Token is too old \"TokenExpiredError\"",
                   "cwd": str(indexed_repo / "src")}, indexed_repo)
     ctx = json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
     doc = ET.fromstring(ctx[ctx.index("<search_results>"): ctx.index("</search_results>") + 17])
