@@ -64,6 +64,14 @@ class FastEmbedder:
         return _normalise(vec[None, :])[0]
 
 
+def _fastembed() -> Any:
+    try:
+        import fastembed
+    except ImportError as exc:
+        raise EmbedderUnavailable("fastembed is not installed; reinstall hippo with `pip install cc-hippo`.") from exc
+    return fastembed
+
+
 def _normalise(vecs: np.ndarray) -> np.ndarray:
     norms = np.linalg.norm(vecs, axis=1, keepdims=True)
     return vecs / np.maximum(norms, 1e-12)
@@ -76,7 +84,7 @@ def load_local(name: str, *, threads: int = 0, batch_size: int | None = None) ->
     spec = LOCAL_MODELS[name]
     directory = prepare_model(name)
     with hub_offline():
-        from fastembed import TextEmbedding
+        TextEmbedding = _fastembed().TextEmbedding
         from fastembed.common.model_description import ModelSource, PoolingType
 
         try:
@@ -102,7 +110,7 @@ def load_local(name: str, *, threads: int = 0, batch_size: int | None = None) ->
 
 def load_hub(name: str, *, threads: int = 0, batch_size: int | None = None) -> FastEmbedder:
     """Any fastembed model name; downloads into $HIPPO_HOME/fastembed on first use (needs internet)."""
-    from fastembed import TextEmbedding
+    TextEmbedding = _fastembed().TextEmbedding
 
     cache = paths.fastembed_cache_dir()
     try:
