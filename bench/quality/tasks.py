@@ -338,9 +338,12 @@ def _sections(lines: list[str], is_md: bool) -> list[tuple[str, int, int]]:
         elif i + 1 < len(lines) and line.strip() and _RST_UNDER.match(lines[i + 1]) \
                 and len(lines[i + 1].strip()) >= len(line.strip()) - 1 and not _RST_UNDER.match(line):
             heads.append((line.strip(), i + 1))
+    last = len(lines)
+    while last > 0 and not lines[last - 1].strip():
+        last -= 1
     out = []
     for j, (title, start) in enumerate(heads):
-        end = heads[j + 1][1] - 1 if j + 1 < len(heads) else len(lines)
+        end = heads[j + 1][1] - 1 if j + 1 < len(heads) else last
         out.append((title, start, end))
     return out
 

@@ -1,0 +1,128 @@
+"""Smoke test for the benchmark scripts: task generators, baselines and metrics on a tiny corpus.
+
+Benchmarks are scripts, not tests; this only proves they run and that their scoring can fail.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from bench.quality import metrics, systems, tasks  # noqa: E402
+
+PY = '''"""Tiny module."""
+
+
+def load_profile(name):
+    """Read the saved settings profile from the user's home folder."""
+    if not name:
+        raise ValueError(f"Profile {name!r} is empty and cannot be loaded from disk")
+    return name
+
+
+class Registry:
+    """Keeps track of every registered plugin by its public handle."""
+
+    def add(self, key):
+        raise KeyError(_("Plugin handle is already registered: {key}").format(key=key))
+'''
+
+JS = '''// Compute the checksum of a downloaded tarball before unpacking it.
+function verifyTarball (data) {
+  if (!data) {
+    throw new Error('Tarball integrity check failed for ' + data.name)
+  }
+  return true
+}
+
+class Publish {
+  static description = 'Publish a package'
+}
+'''
+
+MD = '''# Guide
+
+## Release process
+
+Every release is tagged from the main branch after the changelog is reviewed by two maintainers.
+More text here.
+More text here.
+'''
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> Path:
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "app.py").write_text(PY)
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "tar.js").write_text(JS)
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "guide.md").write_text(MD)
+    return tmp_path
+
+
+FILES = ["docs/guide.md", "lib/tar.js", "src/app.py"]
+
+
+def test_python_error_tasks_fill_messages_and_hide_the_gold_file(corpus: Path) -> None:
+    errs = tasks.python_errors(corpus, FILES)
+    assert {(t.path, t.start) for t in errs} == {("src/app.py", 7), ("src/app.py", 15)}
+    for t in errs:
+        assert "app.py" not in t.query  # frames name the caller, never the gold file
+        assert t.query.startswith("Exit code 1\n")
+    msgs = " ".join(t.query for t in errs)
+    assert "is empty and cannot be loaded from disk" in msgs
+    assert "Plugin handle is already registered:" in msgs and "{key}" not in msgs
+
+
+def test_js_error_intent_and_spec_tasks(corpus: Path) -> None:
+    (err,) = tasks.js_errors(corpus, FILES)
+    assert (err.path, err.start) == ("lib/tar.js", 4)
+    assert "Tarball integrity check failed for " in err.query and "tar.js" not in err.query
+    intents = tasks.js_intents(corpus, FILES)
+    assert {(t.path, t.start) for t in intents} == {("lib/tar.js", 2), ("lib/tar.js", 9)}
+    assert all("verifyTarball" not in t.query for t in intents)
+    py_int = tasks.python_intents(corpus, FILES)
+    assert {t.start for t in py_int} == {4, 11}
+    assert all("load_profile" not in t.query and "Registry" not in t.query for t in py_int)
+    (spec,) = tasks.spec_tasks(corpus, FILES)
+    assert (spec.path, spec.start, spec.end) == ("docs/guide.md", 3, 7)
+
+
+def test_generation_is_deterministic_and_writes_jsonl(corpus: Path, tmp_path: Path) -> None:
+    a = tasks.generate(corpus, FILES, "python", 10)
+    b = tasks.generate(corpus, FILES, "python", 10)
+    assert [t.to_json() for t in a["error"]] == [t.to_json() for t in b["error"]]
+    assert len(a["irrelevant"]) == len(tasks.IRRELEVANT)
+    out = tmp_path / "t" / "error.jsonl"
+    tasks.write_jsonl(a["error"], out)
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert rows and set(rows[0]) >= {"kind", "query", "path", "start", "end"}
+
+
+def test_baselines_rank_and_metrics_can_fail(corpus: Path) -> None:
+    docs = systems.read_corpus(corpus, FILES)
+    (task,) = [t for t in tasks.python_errors(corpus, FILES) if t.start == 7]
+    for sysm in (systems.BM25Windows(docs), systems.Grep(docs), systems.BM25Files(docs)):
+        res = sysm.search(task.query)
+        assert res and res[0].path == "src/app.py", sysm.name
+    good = metrics.score(systems.Grep(docs).search(task.query), task)
+    assert good["r1"] == 1.0 and good["h1"] == 1.0
+    wrong = metrics.score([systems.Result("lib/tar.js", 1, 5, 10)], task)
+    assert wrong["r10"] == 0.0 and wrong["h5"] == 0.0 and wrong["mrr"] == 0.0
+    huge = metrics.score([systems.Result("src/app.py", 1, 500, 10)], task)
+    assert huge["r1"] == 1.0 and huge["h1"] == 0.0  # right file, but not line-exact
+
+
+def test_naive_dense_with_fake_embedder(corpus: Path) -> None:
+    from hippo.embedding.fake import FakeEmbedder
+
+    docs = systems.read_corpus(corpus, FILES)
+    nd = systems.NaiveDense(docs, FakeEmbedder())
+    res = nd.search("release tagged from the main branch changelog reviewed")
+    assert res[0].path == "docs/guide.md"
