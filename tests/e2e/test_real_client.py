@@ -21,6 +21,8 @@ MCP_TOOL = "mcp__plugin_hippo_hippo__search_codebase"
 FAILING_CMD = "python -m ledgerly.cli withdraw acme 50000"
 # A phrase that exists only in the fixture's CONTRIBUTING.md: proof the conventions were pushed.
 CONVENTION = "integer number of cents"
+# Names the exception, so even the fake (keyword-driven) embedder ranks the raise site.
+RAG_QUERY = "where is OverdraftLimitExceeded raised"
 
 
 def _hook_finished(log: str, event: str, sub: str, plugin: str = "hippo@inline") -> list[str]:
@@ -137,12 +139,12 @@ def test_full_turn_irrelevant_failure_injects_nothing(claude, home, plugin_root,
 def test_rag_command_puts_results_in_context(claude, home, plugin_root, ledger_repo, command):
     repo = ledger_repo()
     raise_line = line_of(repo / "ledgerly" / "accounts.py", "raise OverdraftLimitExceeded(")
-    run = run_claude(claude, ["-p", f"{command} where is the overdraft floor enforced",
+    run = run_claude(claude, ["-p", f"{command} {RAG_QUERY}",
                               "--plugin-dir", str(plugin_root)], cwd=repo, home=home,
                      script=[{"text": "See [[ledgerly/accounts.py:34]]."}])
     assert run.rc == 0, run.describe()
     text = request_text(run.model_requests[0])
-    assert "<search_results>" in text, run.describe()
+    assert f"hippo /rag results for: {RAG_QUERY}" in text, run.describe()
     assert _covers(search_results(text), "ledgerly/accounts.py", raise_line), text[-4000:]
 
 
@@ -172,11 +174,13 @@ def test_mcp_list_connected(claude, home, plugin_root, ledger_repo):
 def test_mcp_tool_call_returns_xml(claude, home, plugin_root, ledger_repo, tool_search):
     repo = ledger_repo()
     raise_line = line_of(repo / "ledgerly" / "accounts.py", "raise OverdraftLimitExceeded(")
-    call = {"tool_use": {"name": MCP_TOOL, "input": {"query": "where is the overdraft floor enforced",
+    call = {"tool_use": {"name": MCP_TOOL, "input": {"query": RAG_QUERY,
                                                       "keywords": ["OverdraftLimitExceeded"]}}}
     script = [call, {"text": "Found it."}]
-    env = base_env(home)
-    if tool_search:
+    # In -p the first request normally goes out while MCP servers still connect (the model gets
+    # a WaitForMcpServers tool); make the client wait so the first request is deterministic.
+    env = base_env(home, MCP_CONNECTION_NONBLOCKING="false")
+    if tool_search:  # default: MCP tools are deferred; the model must fetch the schema first
         script.insert(0, {"tool_use": {"name": "ToolSearch", "input": {"query": f"select:{MCP_TOOL}"}}})
     else:
         env["ENABLE_TOOL_SEARCH"] = "false"
@@ -187,6 +191,7 @@ def test_mcp_tool_call_returns_xml(claude, home, plugin_root, ledger_repo, tool_
     offered = [t["name"] for t in first["tools"]]
     if tool_search:
         assert MCP_TOOL not in offered and "ToolSearch" in offered
+        assert MCP_TOOL in request_text(first), "deferred tool not announced to the model"
     else:
         assert MCP_TOOL in offered, offered
     last = run.model_requests[-1]
