@@ -157,6 +157,17 @@ class SearchService:
             self._stamp = stamp
         return self._searcher
 
+    def warm(self) -> None:
+        """Open the index and load the model ahead of the first call (run in a background thread)."""
+        try:
+            with self._lock:
+                searcher = self._get()
+                embedder = getattr(searcher, "embedder", None)
+                if callable(embedder):
+                    embedder().embed_query("warm up")
+        except Exception:  # no index yet, keyword-only index ...: the first real call reports it
+            pass
+
     def search_xml(self, arguments: dict[str, Any] | None) -> str:
         from hippo.render import to_xml
 
@@ -215,6 +226,7 @@ def serve(root: Path | None = None) -> None:
 
     service = SearchService(root or project_root())
     server = build_server(service)
+    threading.Thread(target=service.warm, name="hippo-warm", daemon=True).start()
 
     async def main() -> None:
         async with stdio_server() as (read_stream, write_stream):
