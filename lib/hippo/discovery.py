@@ -229,8 +229,11 @@ class PathFilter:
             self._dir_real[parent] = real
         return real == self.root_real or real.startswith(self.root_real + os.sep)
 
-    def check(self, rel: str) -> tuple[str | None, os.stat_result | None]:
-        """(skip reason or None, lstat result) for one candidate path."""
+    def check(self, rel: str, known: object = None) -> tuple[str | None, os.stat_result | None]:
+        """(skip reason or None, lstat result) for one candidate path.
+
+        `known`: the indexer's record (.size, .mtime_ns) of this file; an unchanged stat means the head was
+        sniffed when it was indexed, so it is not read again (the no-op run reads no file at all)."""
         reason = self.path_reason(rel)
         if reason:
             return reason, None
@@ -247,6 +250,9 @@ class PathFilter:
             return "outside_root", st
         if st.st_size > self.settings.max_file_bytes:
             return "too_large", st
+        if known is not None and getattr(known, "size", None) == st.st_size \
+                and getattr(known, "mtime_ns", None) == st.st_mtime_ns:
+            return None, st
         try:
             with open(full, "rb") as fh:
                 head = fh.read(SNIFF_BYTES)
@@ -325,8 +331,10 @@ def _git_candidates(root: Path, settings: Settings) -> tuple[list[str], dict[str
     return paths, blobs
 
 
-def discover(root: Path, settings: Settings) -> Discovery:
-    """List every file to index under `root` with size, mtime and (when clean) git blob sha."""
+def discover(root: Path, settings: Settings, known: Mapping[str, object] | None = None) -> Discovery:
+    """List every file to index under `root` with size, mtime and (when clean) git blob sha.
+
+    `known` maps paths already indexed to records with .size/.mtime_ns (see PathFilter.check)."""
     root = Path(root)
     disc = Discovery(files=[])
     rules = PathFilter(root, settings)
@@ -335,7 +343,7 @@ def discover(root: Path, settings: Settings) -> Discovery:
     else:
         paths, blobs = _walk(root, disc), {}
     for rel in sorted(set(paths)):
-        reason, st = rules.check(rel)
+        reason, st = rules.check(rel, known.get(rel) if known else None)
         if reason == "missing":  # deleted in the work tree but still in the index
             continue
         if reason or st is None:
