@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import git, write_files
+from repo_helpers import git, write_files
 from hippo.config import load_settings
 from hippo.embedding.fake import FakeEmbedder
 from hippo.indexer import embed_text, index_repo
@@ -310,3 +310,30 @@ def test_prune_all_only_when_no_reader(repo):
     assert index_repo(repo, embedder=emb).pruned_all is True
     versions = Store(repo / ".hippo", emb.dim, writer=True).chunks().list_versions()
     assert len(versions) <= 2 < kept  # optimize itself commits after its prune step
+
+
+def test_noop_opens_no_repo_file(repo, monkeypatch):
+    """The unchanged-repo path trusts git's index and stats: not even discovery's 8 KB sniff runs."""
+    import builtins
+    import io
+
+    index_repo(repo, embedder=FakeEmbedder())
+    opened: list[str] = []
+    real_open = io.open
+
+    def spy(file, *a, **kw):
+        p = str(file)
+        if p.startswith(str(repo)) and "/.hippo" not in p and "/.git/" not in p:
+            opened.append(p)
+        return real_open(file, *a, **kw)
+
+    monkeypatch.setattr(builtins, "open", spy)
+    monkeypatch.setattr(io, "open", spy)
+    report = index_repo(repo, embedder=FakeEmbedder())
+    assert report.files_total == 4 and opened == []
+    monkeypatch.undo()
+    (repo / "src/a.py").write_text(py(3))
+    monkeypatch.setattr(builtins, "open", spy)
+    monkeypatch.setattr(io, "open", spy)
+    index_repo(repo, embedder=FakeEmbedder())
+    assert sorted(set(opened)) == [str(repo / "src/a.py")]  # sniffed + read once each, nothing else
