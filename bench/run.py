@@ -61,7 +61,7 @@ def machine() -> dict:
     return {"cores": os.cpu_count(), "ram_gib": round(ram / 2**30, 1), "cpu": cpu, "python": platform.python_version(),
             "os": f"{platform.system()} {platform.release()}", "hippo": f"{ver('cc-hippo')} ({commit or 'no git'})",
             "lancedb": ver("lancedb"), "fastembed": ver("fastembed"), "onnxruntime": ver("onnxruntime"),
-            "rank-bm25": ver("rank-bm25"), "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
+            "rank-bm25": ver("rank-bm25"), "load": " / ".join(f"{x:.1f}" for x in os.getloadavg()), "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
 
 
 # --- formatting -------------------------------------------------------------------------------
@@ -168,7 +168,11 @@ def write_report(info: dict, quality: dict | None, index: list[dict], search: li
           table(["machine", "value"], [["cores", info["cores"]], ["RAM", f"{info['ram_gib']} GiB"], ["CPU", info["cpu"]],
                                        ["OS / Python", f"{info['os']} / {info['python']}"], ["hippo", info["hippo"]],
                                        ["lancedb / fastembed / onnxruntime", f"{info['lancedb']} / {info['fastembed']} / {info['onnxruntime']}"],
-                                       ["rank-bm25", info["rank-bm25"]]]), ""]
+                                       ["rank-bm25", info["rank-bm25"]],
+                                       ["load average at start (1/5/15 min)", info["load"]],
+                                       ["load average at end", " / ".join(f"{x:.1f}" for x in os.getloadavg())]]),
+          "", "A load average above the core count means other processes shared the CPU: every time below "
+          "is then inflated by about that factor.", ""]
     if quality:
         md += ["## Retrieval quality", "",
                "Corpora are pinned PyPI source trees copied into fresh git repos: **click 8.1.7** (sdist: Python "
