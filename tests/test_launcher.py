@@ -156,3 +156,16 @@ def test_version_change_rebuilds(data, tmp_path):
     assert proc.returncode == 0, proc.stderr
     # ... and a successful build of the new one removes it.
     assert (data / f"venv-{VERSION}" / ".hippo-ready").exists() and not old.exists()
+
+
+def test_failed_bootstrap_retries_after_a_while(data, tmp_path):
+    base = _fake_base_python(tmp_path, pip_rc=1, pip_sleep=0)
+    extra = {"HIPPO_BOOTSTRAP_PYTHON": str(base)}
+    _run(["hook", "session-start"], data, stdin=b"{}", extra=extra)
+    assert _wait(lambda: _which(data, extra=extra) == "failed -")
+    failed = data / f"venv-{VERSION}.failed"
+    old = time.time() - 7 * 3600
+    os.utime(failed, (old, old))
+    assert _which(data, extra=extra) == "missing -"
+    again = _run(["hook", "session-start"], data, stdin=b"{}", extra=extra)
+    assert b"installing its Python environment" in again.stdout
