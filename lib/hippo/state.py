@@ -49,10 +49,12 @@ def load_state(index_dir: Path) -> IndexState | None:
     """None when there is no state or it cannot be read (the caller rebuilds)."""
     try:
         raw = json.loads(state_path(index_dir).read_text(encoding="utf-8"))
+        if not isinstance(raw, dict):
+            return None
         files = {p: FileRecord(**rec) for p, rec in raw.pop("files", {}).items()}
         known = IndexState.__dataclass_fields__
         return IndexState(files=files, **{k: v for k, v in raw.items() if k in known})
-    except (OSError, ValueError, TypeError):
+    except (OSError, ValueError, TypeError, AttributeError):  # garbage or a wrong shape: rebuild
         return None
 
 
