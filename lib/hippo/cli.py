@@ -4,6 +4,7 @@ Heavy imports (lancedb, fastembed, numpy) happen inside command bodies only.
 """
 from __future__ import annotations
 
+import errno
 import sys
 from pathlib import Path
 
@@ -29,6 +30,11 @@ class _Group(click.Group):
             raise click.UsageError(str(exc)) from None
         except HippoError as exc:
             raise click.ClickException(str(exc)) from None
+        except (OSError, RuntimeError) as exc:  # lancedb reports ENOSPC as RuntimeError("... os error 28")
+            if getattr(exc, "errno", None) != errno.ENOSPC and "os error 28" not in str(exc):
+                raise
+            raise click.ClickException("No space left on device for the index; free some space and run "
+                                       "`hippo index` again (the previous index is kept).") from None
 
 
 @click.group(cls=_Group)
