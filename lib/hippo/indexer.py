@@ -207,13 +207,14 @@ class Indexer:
             report.files_changed, report.files_deleted = len(changed), len(deleted) - report.files_renamed
             if changed or deleted or not state.complete:
                 state.complete = False
+                state.vectors_complete = False  # new rows may lack vectors until the vector phase ends
                 save_state(self.index_dir, state)  # "a run is in flight" survives a kill
                 self._keyword_phase(state, changed, deleted, records, report)
             self._record_git(state)
             state.complete = True
             save_state(self.index_dir, state)
             report.keyword_ready_seconds = time.monotonic() - started
-            if vectors:
+            if vectors and not state.vectors_complete:  # the no-op path never even imports lancedb
                 self._vector_phase(state, report)
             if report.chunks_written or report.chunks_embedded or report.files_deleted:
                 report.pruned_all = self._store().optimize()
