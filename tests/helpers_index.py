@@ -4,7 +4,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from conftest import git
+from repo_helpers import git
 
 SAMPLE = Path(__file__).parent / "fixtures" / "sample_repo"
 

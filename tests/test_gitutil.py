@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import git, write_files
+from repo_helpers import git, write_files
 from hippo import gitutil
 from hippo.errors import HippoError, NotARepoError
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import git
+from repo_helpers import git
 from hippo.hooks import session_state
 from hippo.hooks.gate import pre_gate
 from hippo.hooks.session_start import sections, spec_files

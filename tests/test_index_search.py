@@ -6,7 +6,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from conftest import git
+from repo_helpers import git
 from helpers_index import sample_repo
 from hippo.config import load_settings
 from hippo.embedding.fake import FakeEmbedder
