@@ -1,0 +1,150 @@
+"""One writer at a time; readers never block and never see a file with a partial set of chunks.
+
+Separate processes (LanceDB must not be used across fork): a writer re-indexing in a loop while files flip
+between versions, and several searchers checking every hot file's chunks against the valid versions.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+from conftest import git
+from hippo.indexer import chunks_for_file
+from test_kill import make_big_repo
+
+HOT = [f"hot/h{i}.py" for i in range(4)]
+ROUNDS = 12
+
+
+def version_text(i: int, v: int) -> str:
+    units = [f"def hot_{i}_{j}_v{v}(x):\n    '''Hot unit {j}, version {v}.'''\n    return x + {j * 10 + v}\n"
+             for j in range(3 + v)]  # versions differ in chunk count too
+    return "\n\n".join(units)
+
+
+def expected_sets() -> dict[str, list[list[list]]]:
+    """path -> every acceptable chunk set [(start, end, hash)] (version 0, version 1, or absent)."""
+    out = {}
+    for i, rel in enumerate(HOT):
+        sets = [[]] if i == 0 else []  # h0 is deleted and restored
+        for v in (0, 1):
+            sets.append(sorted([c.start_line, c.end_line, c.content_hash]
+                               for c in chunks_for_file(rel, version_text(i, v).encode())))
+        out[rel] = sets
+    return out
+
+
+WRITER = textwrap.dedent("""
+    import json, sys, time
+    from pathlib import Path
+    from hippo.embedding.fake import FakeEmbedder
+    from hippo.indexer import index_repo
+    root, rounds = Path(sys.argv[1]), int(sys.argv[2])
+    sys.path.insert(0, sys.argv[3])
+    from test_concurrency import HOT, version_text
+    emb = FakeEmbedder()
+    stats = {"runs": 0, "pruned_all": 0}
+    for r in range(rounds):
+        v = (r + 1) % 2
+        for i, rel in enumerate(HOT):
+            p = root / rel
+            if i == 0 and v == 1:
+                p.unlink(missing_ok=True)
+            else:
+                p.write_text(version_text(i, v))
+        rep = index_repo(root, embedder=emb)
+        stats["runs"] += 1
+        stats["pruned_all"] += rep.pruned_all
+    print(json.dumps(stats))
+""")
+
+READER = textwrap.dedent("""
+    import json, sys, time
+    from pathlib import Path
+    from hippo.embedding.fake import FakeEmbedder
+    from hippo.search import Searcher
+    from hippo.store import sql_str
+    root, expected, stop = Path(sys.argv[1]), json.loads(Path(sys.argv[2]).read_text()), Path(sys.argv[3])
+    s = Searcher(root, embedder=FakeEmbedder())
+    checks = searches = reopen = 0
+    bad = []
+    while not stop.exists():
+        if checks % 15 == 14:
+            s = Searcher(root, embedder=FakeEmbedder()); reopen += 1
+        else:
+            s.refresh()
+        for rel, valid in expected.items():
+            rows = s.store.rows(f"path = {sql_str(rel)}", columns=["start_line", "end_line", "text"])
+            import hashlib
+            got = sorted([r["start_line"], r["end_line"], hashlib.sha1(r["text"].encode()).hexdigest()] for r in rows)
+            checks += 1
+            if got not in valid:
+                bad.append({"path": rel, "rows": len(got)})
+        resp = s.search("hot unit version", k=5)
+        searches += 1
+    print(json.dumps({"checks": checks, "searches": searches, "reopen": reopen, "bad": bad[:5], "nbad": len(bad)}))
+""")
+
+
+def test_writer_and_searchers_at_once(tmp_path, git_repo):
+    files = {rel: version_text(i, 0) for i, rel in enumerate(HOT)}
+    files.update({f"cold/c{i}.py": f"def cold_{i}():\n    return {i}\n" for i in range(30)})
+    root = git_repo(files)
+    env = {**os.environ, "HIPPO_MODEL": "fake"}
+    pre = subprocess.run([sys.executable, "-m", "hippo", "index", "--quiet", "--repo", str(root)], env=env,
+                         capture_output=True)
+    assert pre.returncode == 0, pre.stderr.decode()
+    (tmp_path / "reader.py").write_text(READER)
+    (tmp_path / "writer.py").write_text(WRITER)
+    (tmp_path / "expected.json").write_text(json.dumps(expected_sets()))
+    stop = tmp_path / "stop"
+    tests_dir = str(Path(__file__).parent)
+    readers = [subprocess.Popen([sys.executable, str(tmp_path / "reader.py"), str(root),
+                                 str(tmp_path / "expected.json"), str(stop)],
+                                env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(3)]
+    time.sleep(1.5)  # let the readers open the index first
+    writer = subprocess.run([sys.executable, str(tmp_path / "writer.py"), str(root), str(ROUNDS), tests_dir],
+                            env=env, capture_output=True, timeout=600)
+    stop.touch()
+    outs = [r.communicate(timeout=120) for r in readers]
+    assert writer.returncode == 0, writer.stderr.decode()[-2000:]
+    wstats = json.loads(writer.stdout.decode().strip().splitlines()[-1])
+    assert wstats["runs"] == ROUNDS and wstats["pruned_all"] == 0  # readers were marked: margin pruning only
+    for r, (out, err) in zip(readers, outs):
+        assert r.returncode == 0, err.decode()[-2000:]
+        stats = json.loads(out.decode().strip().splitlines()[-1])
+        assert stats["nbad"] == 0, stats
+        assert stats["checks"] > 0 and stats["searches"] > 0
+
+
+def test_second_indexer_waits_then_exits_with_one_line(tmp_path):
+    root = tmp_path / "big"
+    make_big_repo(root, 800)
+    env = {**os.environ, "HIPPO_MODEL": "fake"}
+    first = subprocess.Popen([sys.executable, "-m", "hippo", "index", "--quiet", "--repo", str(root)], env=env,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    lock = root / ".hippo" / "lock"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:  # the lock file holds the writer's pid once it is locked
+        if lock.exists() and lock.read_text().strip() == str(first.pid):
+            break
+        assert first.poll() is None, "first run ended before the second started"
+        time.sleep(0.02)
+    started = time.monotonic()
+    second = subprocess.run([sys.executable, "-m", "hippo", "index", "--repo", str(root)], env=env,
+                            capture_output=True, timeout=120)
+    waited = time.monotonic() - started
+    still_running = first.poll() is None
+    first.communicate(timeout=300)
+    assert still_running, "the first run finished too soon to prove anything"
+    assert second.returncode == 1
+    err = second.stderr.decode().strip()
+    assert len(err.splitlines()) == 1 and "Another `hippo index` is running" in err, err
+    assert waited >= 2.5  # it waited briefly for the lock before giving up
+    assert first.returncode == 0
+    git(root, "status", "--porcelain")  # the repo is untouched by either run
