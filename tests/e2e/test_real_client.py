@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from e2e_harness import (base_env, clean_copy, git, index_repo, line_of, make_fixture_repo, request_text, run_claude,
+from e2e_harness import (base_env, clean_copy, git, line_of, make_fixture_repo, request_text, run_claude,
                          search_results, session_start_context, tool_outcome, tool_use_ids)
 
 pytestmark = pytest.mark.e2e
@@ -86,17 +86,9 @@ def test_full_turn_session_start_context(claude, home, plugin_root, ledger_repo)
 
 
 # 4 ----------------------------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def real_model_repo(tmp_path_factory):
-    """One fixture repo indexed with the real default model, shared by the failure scenarios."""
-    root = make_fixture_repo("ledgerly", tmp_path_factory.mktemp("real") / "ledgerly")
-    index_repo(root, None)  # the real default model
-    return root
-
-
 @pytest.mark.parametrize("model", [None, "claude-sonnet-4-5"], ids=["default-model", "sonnet-4-5"])
-def test_full_turn_failure_gets_raise_site(claude, home, plugin_root, real_model_repo, model):
-    repo = real_model_repo
+def test_full_turn_failure_gets_raise_site(claude, home, plugin_root, ledger_repo, model):
+    repo = ledger_repo(model=None)  # indexed with the real default model
     raise_line = line_of(repo / "ledgerly" / "accounts.py", "raise OverdraftLimitExceeded(")
     script = [{"tool_use": {"name": "Bash", "input": {"command": FAILING_CMD,
                                                        "description": "withdraw too much"}}},
