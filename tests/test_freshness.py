@@ -337,3 +337,28 @@ def test_noop_opens_no_repo_file(repo, monkeypatch):
     monkeypatch.setattr(io, "open", spy)
     index_repo(repo, embedder=FakeEmbedder())
     assert sorted(set(opened)) == [str(repo / "src/a.py")]  # sniffed + read once each, nothing else
+
+
+def test_status_reports_commits_behind_and_dirty_files(repo):
+    from hippo.status import index_status
+
+    index_repo(repo, embedder=FakeEmbedder())
+    info = index_status(repo)
+    assert "indexed at HEAD" in info["behind"] and "every file matches" in info["behind"]
+    (repo / "src/a.py").write_text(py(8))
+    git(repo, "commit", "-qam", "one more")
+    (repo / "src/b.py").write_text(py(9))  # uncommitted
+    write_files(repo, {"src/new.py": py(10)})
+    (repo / "src/c.py").unlink()
+    info = index_status(repo)
+    assert "1 commit(s) behind HEAD" in info["behind"]
+    assert info["pending"] == {"changed": 2, "added": 1, "deleted": 1}
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "dirty work")
+    git(repo, "checkout", "-q", "-b", "side", "HEAD~2")
+    assert "indexed at HEAD" in index_status(repo)["behind"]  # HEAD~2 is the indexed commit
+    (repo / "src/a.py").write_text(py(11))
+    git(repo, "commit", "-qam", "side work")
+    index_repo(repo, embedder=FakeEmbedder())
+    git(repo, "checkout", "-q", "main")
+    assert "another line of history" in index_status(repo)["behind"]
