@@ -6,12 +6,12 @@ The suite skips only when no `claude` binary can be found; CI installs the pinne
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
-from e2e_harness import REPO, find_claude, index_repo, make_fixture_repo
+from e2e_harness import REPO, find_claude, index_repo, make_fixture_repo, stop_warm_server
 
 collect_ignore_glob = ["fixtures/*"]
 
@@ -47,12 +47,14 @@ def _indexed_templates(tmp_path_factory) -> dict:
 
 
 @pytest.fixture
-def ledger_repo(tmp_path: Path, _indexed_templates: dict) -> Callable[..., Path]:
+def ledger_repo(tmp_path: Path, _indexed_templates: dict) -> Iterator[Callable[..., Path]]:
     """Factory: a committed, indexed copy of fixtures/<name> (model None = the real default model).
 
     Indexing is done once per session and the result copied: the index holds no absolute paths
     (checked by `hippo status` in the copy), and this saves ~5 s per test on 2 cores.
     """
+
+    made: list[Path] = []
 
     def make(model: str | None = "fake", name: str = "ledgerly") -> Path:
         key = (name, model)
@@ -62,6 +64,9 @@ def ledger_repo(tmp_path: Path, _indexed_templates: dict) -> Callable[..., Path]
             _indexed_templates[key] = src
         dest = tmp_path / name
         shutil.copytree(_indexed_templates[key], dest, symlinks=True)
+        made.append(dest)
         return dest
 
-    return make
+    yield make
+    for root in made:  # sessions leave a warm query server behind; stop ours
+        stop_warm_server(root)

@@ -10,6 +10,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -109,6 +110,8 @@ def base_env(home: Path, model: str | None = "fake", **extra: str) -> dict[str, 
         "ANTHROPIC_API_KEY": "sk-ant-e2e-dummy-key",
         "HIPPO_HOME": hippo_home(),
         "LANCEDB_LOG": "error",
+        # SessionStart starts a warm query server per repo; tests stop it, this is the backstop.
+        "HIPPO_SERVER_IDLE": "120",
     }
     if model is not None:
         env["HIPPO_MODEL"] = model
@@ -303,3 +306,18 @@ def clean_copy(src: Path, dest: Path) -> Path:
             d.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(s, d)
     return dest
+
+
+def stop_warm_server(root: Path) -> int | None:
+    """Stop the query server a session started for `root` (found by asking it for its pid)."""
+    from hippo.hooks.client import request
+
+    reply = request(root / ".hippo", {"op": "ping"}, timeout=2.0)
+    if not reply or Path(str(reply.get("root"))).resolve() != root.resolve():
+        return None
+    pid = int(reply["pid"])
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return None
+    return pid
