@@ -48,14 +48,45 @@ def _log_dir(payload: dict[str, Any] | None) -> Path | None:
     return None
 
 
+STR_FIELDS = ("cwd", "session_id", "transcript_path", "hook_event_name", "tool_name", "error", "source",
+              "prompt", "command_name", "command_args")
+
+
+def _shape_problem(data: Any) -> str | None:
+    """Why a decoded payload cannot come from Claude Code (None when its known fields look right)."""
+    if not isinstance(data, dict):
+        return f"payload is a JSON {type(data).__name__}, not an object"
+    for key in STR_FIELDS:
+        if key in data and not isinstance(data[key], str):
+            return f"field {key!r} is a {type(data[key]).__name__}, not a string"
+    if "cwd" in data and "\x00" in data["cwd"]:
+        return "field 'cwd' contains a NUL byte"
+    if "tool_input" in data and not isinstance(data["tool_input"], dict):
+        return "field 'tool_input' is not an object"
+    return None
+
+
 def run(event: str, stdin_bytes: bytes | None) -> int:
     """Handle one hook invocation. Always returns 0; prints valid JSON or nothing."""
+    from hippo.hooks.common import log
+
     payload: dict[str, Any] | None = None
     try:
-        if not stdin_bytes or len(stdin_bytes) > MAX_STDIN:
+        if not stdin_bytes or not stdin_bytes.strip():
+            log(None, f"hook {event}: empty stdin, ignored")
             return 0
-        data = json.loads(stdin_bytes.decode("utf-8"))
-        if not isinstance(data, dict):
+        if len(stdin_bytes) > MAX_STDIN:
+            log(None, f"hook {event}: stdin larger than {MAX_STDIN} bytes, ignored")
+            return 0
+        try:
+            data = json.loads(stdin_bytes.decode("utf-8"))
+        except (ValueError, RecursionError) as exc:  # not UTF-8, not JSON, absurdly nested
+            log(None, f"hook {event}: stdin is not a JSON payload ({type(exc).__name__}), ignored")
+            return 0
+        problem = _shape_problem(data)
+        if problem:
+            log(_log_dir(data if isinstance(data, dict) and isinstance(data.get("cwd"), str) else None),
+                f"hook {event}: {problem}, ignored")
             return 0
         payload = data
         out = _handler(event)(payload)
@@ -64,10 +95,7 @@ def run(event: str, stdin_bytes: bytes | None) -> int:
             sys.stdout.write(text + "\n")
             sys.stdout.flush()
     except Exception as exc:  # noqa: BLE001 - the session must never see our failure
-        if not isinstance(exc, (ValueError, UnicodeDecodeError)) or payload is not None:
-            from hippo.hooks.common import log
-
-            log(_log_dir(payload), f"hook {event} failed", exc)
+        log(_log_dir(payload), f"hook {event} failed", exc)
     return 0
 
 
