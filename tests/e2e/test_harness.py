@@ -86,7 +86,7 @@ def test_probe_plugin_context_reaches_the_model(claude, home, tmp_path, model):
 
 
 @pytest.mark.e2e
-def test_isolation_has_no_network_but_loopback(claude, home, tmp_path):
+def test_isolation_has_no_network_but_loopback(home, tmp_path):
     """The driver's child cannot reach anything but 127.0.0.1 (when a namespace is available)."""
     from e2e_harness import DRIVER, isolate, isolation_mode
     import subprocess
