@@ -83,7 +83,7 @@ def handle(payload: dict[str, Any]) -> dict | None:
         if changes:
             parts.append(changes)
     else:
-        parts.insert(0, RULES)
+        parts.insert(0, _rules(root))
         budget = HARD_CAP - sum(len(p) + 2 for p in parts) - len(changes) - 200
         specs = _conventions(root, settings.spec_globs, min(SPEC_BUDGET, budget))
         if specs:
@@ -92,6 +92,16 @@ def handle(payload: dict[str, Any]) -> dict | None:
             parts.append(changes)
     context = "\n\n".join(p for p in parts if p)
     return reply(EVENT, context, system_message)
+
+
+def _rules(root: Path) -> str:
+    """The one-line reminder when `hippo init` installed the full rules, else the condensed rules."""
+    from hippo.init_rules import condensed_rules, rules_installed
+
+    try:
+        return RULES if rules_installed(root) else condensed_rules()
+    except OSError:
+        return condensed_rules()
 
 
 # --- index status / background work ----------------------------------------------------------
