@@ -13,7 +13,7 @@ class Hit:
     start_line: int
     end_line: int
     language: str
-    score: float  # 0..1 confidence (vector similarity / keyword coverage), not the fused rank score
+    score: float  # 0..1 relevance: fused rank blended with vector similarity and keyword coverage
     snippet: str
     last_modified: str = ""  # YYYY-MM-DD
     stale: bool = False  # the live file no longer matches what was indexed

@@ -252,8 +252,8 @@ class Searcher:
                 conf = min(1.0, conf + 0.1 * min(vec_conf, coverage))
             final = 0.45 * (c.rrf / best_rrf) + 0.55 * conf + 0.1 * kw_cov
             if not wants_tests and LOW_SIGNAL_PATHS.search(r["path"]):
-                final *= 0.7
-                conf *= 0.85
+                final *= 0.6
+                conf *= 0.8
             c.conf, c.final = conf, final
 
     def _select(self, cands, query: str, k: int, budget: int) -> tuple[list[Hit], str | None]:
@@ -262,9 +262,9 @@ class Searcher:
             return [], (f"No high-confidence results found for {query[:120]!r}. "
                         "Try other words, a --keyword, or a broader --glob.")
         blocks = _merge_rows(ranked[: k * 4])
-        best = blocks[0]
-        keep = [b for b in blocks if b.score >= max(MIN_CONFIDENCE * 0.8, best.score * 0.55)][:k]
-        if len(keep) > 1 and best.score >= 0.85 and keep[1].score < best.score - 0.3:
+        top_conf = max(b._conf for b in blocks)  # type: ignore[attr-defined]
+        keep = [b for b in blocks if b._conf >= max(MIN_CONFIDENCE * 0.8, top_conf * 0.55)][:k]  # type: ignore[attr-defined]
+        if len(keep) > 1 and keep[0]._conf >= 0.85 and keep[1]._conf < keep[0]._conf - 0.3:  # type: ignore[attr-defined]
             keep = keep[:1]  # one very strong hit stands alone
         keep = _apply_budget(keep, budget)
         self._annotate(keep)
@@ -328,7 +328,7 @@ def _merge_rows(cands: list[_Cand]) -> list[Hit]:
             run.append(c)
         if run:
             hits.append(_block(path, run))
-    hits.sort(key=lambda h: h.score, reverse=True)
+    hits.sort(key=lambda h: h._rank, reverse=True)  # type: ignore[attr-defined]
     return hits
 
 
@@ -341,10 +341,11 @@ def _block(path: str, run: list[_Cand]) -> Hit:
     best = max(run, key=lambda c: c.final)
     symbols = [c.row.get("symbol") or "" for c in sorted(run, key=lambda c: -c.final)]
     hit = Hit(id=best.row["id"], path=path, start_line=start, end_line=end, language=best.row.get("language") or "",
-              score=round(min(1.0, max(c.conf for c in run)), 4),
+              score=round(min(1.0, max(c.final for c in run)), 4),
               snippet="\n".join(lines.get(n, "") for n in range(start, end + 1)),
               symbol=next((s for s in symbols if s), ""))
     hit._rank = max(c.final for c in run)  # type: ignore[attr-defined]
+    hit._conf = max(c.conf for c in run)  # type: ignore[attr-defined]  (gates dynamic top-k)
     return hit
 
 
