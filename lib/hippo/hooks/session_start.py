@@ -310,10 +310,14 @@ def _conventions(root: Path, globs, budget: int) -> str:
             p = root / rel
             if p.stat().st_size > MAX_SPEC_BYTES:
                 continue
+            if not p.resolve().is_relative_to(root.resolve()):
+                continue  # a symlink pointing outside the repo
             text = p.read_text(encoding="utf-8", errors="replace")
-        except OSError:
+        except (OSError, RuntimeError):
             continue
-        secs.extend(sections(rel, text))
+        from hippo.secrets import redact  # stdlib-only; docs hold example credentials too
+
+        secs.extend(sections(rel, redact(text)[0]))
     if not secs:
         return ""
     secs.sort(key=lambda s: -s.score)
