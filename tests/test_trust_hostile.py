@@ -250,3 +250,21 @@ def test_failure_hook_with_hostile_error_text(hostile_repo):
         out = check_hook_output(proc)
         if out:
             assert "/etc/" not in json.dumps(out)
+
+
+def test_session_start_never_reads_spec_files_outside_the_repo(tmp_path):
+    outside = tmp_path / "outside.md"
+    outside.write_text(f"# Setup\n\n## Install\n\nThe private marker {OUTSIDE_MARKER} must stay outside.\n" * 3)
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    (root / "README.md").write_text("# Demo\n\n## Testing\n\nRun `pytest -q` before pushing any change.\n")
+    (root / "docs").mkdir()
+    os.symlink(outside, root / "CONTRIBUTING.md")
+    os.symlink(outside, root / "docs" / "setup.md")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "links")
+    data = check_hook_output(hippo(["hook", "session-start"], root, stdin=json.dumps(
+        {"hook_event_name": "SessionStart", "source": "startup", "session_id": "s", "cwd": str(root)}).encode()))
+    assert data and "pytest -q" in json.dumps(data)
+    assert OUTSIDE_MARKER not in json.dumps(data)
