@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from e2e_harness import REPO, find_claude, index_repo, make_fixture_repo, stop_warm_server
+from e2e.e2e_harness import REPO, find_claude, index_repo, make_fixture_repo, stop_warm_server
 
 collect_ignore_glob = ["fixtures/*"]
 
@@ -36,7 +36,8 @@ def home(tmp_path: Path) -> Path:
 @pytest.fixture(scope="session")
 def plugin_root() -> Path:
     """The repo root is the plugin root (and the marketplace root)."""
-    assert (REPO / ".claude-plugin" / "plugin.json").is_file(), "plugin bundle missing (.claude-plugin/plugin.json)"
+    manifest = REPO / ".claude-plugin" / "plugin.json"
+    assert manifest.is_file(), "plugin bundle missing (.claude-plugin/plugin.json)"
     return REPO
 
 

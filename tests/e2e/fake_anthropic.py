@@ -27,6 +27,7 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 _ids = itertools.count(1)
+_NOT_FOUND = b'{"type":"error","error":{"type":"not_found_error","message":"stand-in"}}'
 
 
 def _sse(event: str, data: dict) -> bytes:
@@ -113,7 +114,7 @@ class FakeAnthropic:
             def do_GET(self):  # noqa: N802 - http.server naming
                 with fake._lock:
                     fake.requests.append({"method": "GET", "path": self.path, "body": None})
-                self._send(404, "application/json", b'{"type":"error","error":{"type":"not_found_error","message":"stand-in"}}')
+                self._send(404, "application/json", _NOT_FOUND)
 
             do_HEAD = do_GET  # noqa: N815
 
@@ -130,7 +131,7 @@ class FakeAnthropic:
                     self._send(200, "application/json", b'{"input_tokens": 100}')
                     return
                 if not path.endswith("/v1/messages"):
-                    self._send(404, "application/json", b'{"type":"error","error":{"type":"not_found_error","message":"stand-in"}}')
+                    self._send(404, "application/json", _NOT_FOUND)
                     return
                 turn = fake._next_turn(body)
                 model = body.get("model", "claude-stand-in")
@@ -148,6 +149,10 @@ class FakeAnthropic:
     def __exit__(self, *exc) -> None:
         self._server.shutdown()
         self._server.server_close()
+
+
+def _text(data: bytes | str | None) -> str:
+    return data.decode("utf-8", "replace") if isinstance(data, bytes) else (data or "")
 
 
 def bring_up_loopback() -> None:
@@ -182,8 +187,7 @@ def main(argv: list[str] | None = None) -> int:
             rc, out, err = proc.returncode, proc.stdout, proc.stderr
         except subprocess.TimeoutExpired as exc:
             rc = -999
-            out = exc.stdout.decode("utf-8", "replace") if isinstance(exc.stdout, bytes) else (exc.stdout or "")
-            err = (exc.stderr.decode("utf-8", "replace") if isinstance(exc.stderr, bytes) else (exc.stderr or ""))
+            out, err = _text(exc.stdout), _text(exc.stderr)
             err += f"\n[stand-in driver] timed out after {args.timeout}s"
         record = {"rc": rc, "stdout": out, "stderr": err, "requests": fake.requests,
                   "unused_turns": fake.script}

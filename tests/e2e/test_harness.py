@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from e2e_harness import (FAILURE_MARK, SESSION_START_MARK, base_env, git, run_claude,
-                         session_start_context, tool_outcome, tool_use_ids)
-from fake_anthropic import FakeAnthropic, message_sse
+from e2e.e2e_harness import (FAILURE_MARK, SESSION_START_MARK, base_env, git, run_claude,
+                             session_start_context, tool_outcome, tool_use_ids)
+from e2e.fake_anthropic import FakeAnthropic, message_sse
 
 
 def _parse_sse(raw: bytes) -> list[dict]:
@@ -49,10 +49,15 @@ def _probe_plugin(root: Path) -> Path:
     (root / ".claude-plugin").mkdir(parents=True)
     (root / "hooks").mkdir()
     (root / ".claude-plugin" / "plugin.json").write_text(json.dumps({"name": "probe", "version": "0.0.1"}))
-    for name, event, marker in (("ss", "SessionStart", "PROBE-SS-7731"), ("fail", "PostToolUseFailure", "PROBE-FAIL-7731")):
+    probes = (("ss", "SessionStart", "PROBE-SS-7731"), ("fail", "PostToolUseFailure", "PROBE-FAIL-7731"))
+    for name, event, marker in probes:
         out = json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": marker}})
         (root / "hooks" / f"{name}.sh").write_text(f"#!/bin/sh\ncat >/dev/null\necho '{out}'\n")
-    hook = lambda name: [{"type": "command", "command": "sh", "args": [f"${{CLAUDE_PLUGIN_ROOT}}/hooks/{name}.sh"], "timeout": 10}]  # noqa: E731
+
+    def hook(name: str) -> list[dict]:
+        script = f"${{CLAUDE_PLUGIN_ROOT}}/hooks/{name}.sh"
+        return [{"type": "command", "command": "sh", "args": [script], "timeout": 10}]
+
     (root / "hooks" / "hooks.json").write_text(json.dumps({"hooks": {
         "SessionStart": [{"matcher": "startup", "hooks": hook("ss")}],
         "PostToolUseFailure": [{"matcher": "Bash", "hooks": hook("fail")}]}}))
@@ -88,7 +93,7 @@ def test_probe_plugin_context_reaches_the_model(claude, home, tmp_path, model):
 @pytest.mark.e2e
 def test_isolation_has_no_network_but_loopback(home, tmp_path):
     """The driver's child cannot reach anything but 127.0.0.1 (when a namespace is available)."""
-    from e2e_harness import DRIVER, isolate, isolation_mode
+    from e2e.e2e_harness import DRIVER, isolate, isolation_mode
     import subprocess
     import sys
     if isolation_mode() == "none":

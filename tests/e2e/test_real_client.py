@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from e2e_harness import (base_env, clean_copy, git, line_of, make_fixture_repo, request_text, run_claude,
-                         search_results, session_start_context, tool_outcome, tool_use_ids)
+from e2e.e2e_harness import (base_env, clean_copy, git, line_of, make_fixture_repo, request_text,
+                             run_claude, search_results, session_start_context, tool_outcome,
+                             tool_use_ids)
 
 pytestmark = pytest.mark.e2e
 
@@ -258,8 +259,9 @@ def test_marketplace_install_without_hippo_fails_open(claude, home, plugin_root,
     run = run_claude(claude, ["-p", "hi", "--allowedTools", "Bash"], cwd=repo, home=home, script=script,
                      env=env)
     assert run.rc == 0, run.describe()
-    assert _hook_finished(run.debug_log, "SessionStart:startup", "session-start", plugin=f"hippo@{mkt_name}")
-    assert _hook_finished(run.debug_log, "PostToolUseFailure:Bash", "tool-failure", plugin=f"hippo@{mkt_name}")
+    plugin = f"hippo@{mkt_name}"
+    assert _hook_finished(run.debug_log, "SessionStart:startup", "session-start", plugin=plugin)
+    assert _hook_finished(run.debug_log, "PostToolUseFailure:Bash", "tool-failure", plugin=plugin)
     assert "installing its Python environment" in run.debug_log, run.describe()  # the one-time notice
     assert not session_start_context(run.model_requests[0])
     nxt = run.model_requests[-1]
