@@ -16,7 +16,7 @@ from repo_helpers import git, write_files
 from hippo.config import load_settings
 from hippo.embedding.fake import FakeEmbedder
 from hippo.indexer import embed_text, index_repo
-from hippo.state import load_state
+from hippo.state import load_state, save_state
 
 # Small distinct units; files are built from them so content recurs across files and branches.
 UNITS = [f"def unit_{i}(value):\n    total = value * {i + 2}\n    return total + {i}\n" for i in range(12)]
@@ -294,22 +294,46 @@ def test_crash_mid_vector_phase_resumes_without_reembedding(repo, monkeypatch):
     del calls
 
 
-def test_prune_all_only_when_no_reader(repo):
+def test_prune_all_only_when_no_reader(repo, monkeypatch):
+    import hippo.indexer as indexer_mod
     from hippo.store import Store
 
+    monkeypatch.setattr(indexer_mod, "OPTIMIZE_EVERY_RUNS", 1)
     emb = FakeEmbedder()
     index_repo(repo, embedder=emb)
     reader = Store(repo / ".hippo", emb.dim)
     try:
+        (repo / "src/a.py").write_text(py(5))
+        rep = index_repo(repo, embedder=emb)
+        assert not rep.optimized  # a reader is open and the last optimize is younger than the margin
+        state = load_state(repo / ".hippo")
+        state.optimized_at -= 3600  # pretend the margin has passed
+        save_state(repo / ".hippo", state)
         (repo / "src/a.py").write_text(py(6))
-        assert index_repo(repo, embedder=emb).pruned_all is False
+        rep = index_repo(repo, embedder=emb)
+        assert rep.optimized and not rep.pruned_all  # margin pruning only: a reader is open
         kept = len(Store(repo / ".hippo", emb.dim, writer=True).chunks().list_versions())
     finally:
         reader.close()
     (repo / "src/a.py").write_text(py(7))
-    assert index_repo(repo, embedder=emb).pruned_all is True
+    rep = index_repo(repo, embedder=emb)
+    assert rep.optimized and rep.pruned_all
     versions = Store(repo / ".hippo", emb.dim, writer=True).chunks().list_versions()
     assert len(versions) <= 2 < kept  # optimize itself commits after its prune step
+    assert_fresh(repo)
+
+
+def test_optimize_waits_for_enough_churn(repo):
+    from hippo.indexer import OPTIMIZE_EVERY_RUNS
+
+    emb = FakeEmbedder()
+    index_repo(repo, embedder=emb)
+    ran = []
+    for k in range(OPTIMIZE_EVERY_RUNS):
+        (repo / "src/a.py").write_text(py(k, k + 1))
+        ran.append(index_repo(repo, embedder=emb).optimized)
+    assert ran == [False] * (OPTIMIZE_EVERY_RUNS - 1) + [True]
+    assert load_state(repo / ".hippo").runs_since_optimize == 0
 
 
 def test_noop_opens_no_repo_file(repo, monkeypatch):

@@ -39,6 +39,8 @@ Progress = Callable[[str, int, int], None]  # (phase, done, total)
 FILE_BATCH = 200
 EMBED_TEXT_CHARS = 1000  # MiniLM sees 256 tokens, roughly 1,000 characters of code
 EMBED_WRITE_BATCH = 256
+OPTIMIZE_EVERY_RUNS = 10  # writing runs between optimizes (LanceDB suggests ~20 modifications)
+OPTIMIZE_EVERY_ROWS = 2000  # or this many rows written/deleted (unindexed FTS rows are scanned flat)
 
 
 @dataclass
@@ -55,7 +57,8 @@ class IndexReport:
     files_renamed: int = 0  # deleted path whose exact bytes reappeared under a new path
     files_read: int = 0  # files whose bytes were read (the no-op path reads none)
     resumed: bool = False  # the previous run was interrupted; this one finished its work
-    pruned_all: bool = False  # no reader was open, so every old table version was dropped
+    optimized: bool = False  # compaction + FTS fold-in ran this time
+    pruned_all: bool = False  # ... and no reader was open, so every old table version was dropped
     skipped: dict[str, int] = field(default_factory=dict)
     dry_run: dict | None = None
 
@@ -181,7 +184,8 @@ class Indexer:
         return self._embedder
 
     def run(self, *, full: bool = False, dry_run: bool = False, wait_lock: float = 3.0,
-            vectors: bool = True) -> IndexReport:
+            vectors: bool = True, compact: bool = True) -> IndexReport:
+        """One locked pass. `compact=False` skips the optimize step (benchmarks measure what it saves)."""
         started = time.monotonic()
         report = IndexReport()
         if dry_run:
@@ -216,10 +220,36 @@ class Indexer:
             report.keyword_ready_seconds = time.monotonic() - started
             if vectors and not state.vectors_complete:  # the no-op path never even imports lancedb
                 self._vector_phase(state, report)
-            if report.chunks_written or report.chunks_embedded or report.files_deleted:
-                report.pruned_all = self._store().optimize()
+            if compact:
+                self._maintain(state, report)
         report.seconds = time.monotonic() - started
         return report
+
+    def _maintain(self, state: IndexState, report: IndexReport) -> None:
+        """Optimize (fold rows into FTS, compact, prune old versions) only once enough churn piled up.
+
+        Measured (bench/freshness_bench.py): optimizing after every small update costs ~1 s and, while a
+        reader pins versions for the safety margin, every compaction's rewritten files are kept too, so
+        the index grew 10x in 10 updates. Unoptimized writes only add small files. So: optimize every
+        OPTIMIZE_EVERY_RUNS writing runs (or OPTIMIZE_EVERY_ROWS rows); prune everything when no reader is
+        open, otherwise at most once per retention margin.
+        """
+        from hippo.store import KEEP_OLD_VERSIONS
+
+        wrote = report.chunks_written + report.chunks_embedded + report.files_deleted + report.files_renamed
+        if not wrote:
+            return
+        state.runs_since_optimize += 1
+        state.rows_since_optimize += report.chunks_written + report.files_deleted
+        due = (state.runs_since_optimize >= OPTIMIZE_EVERY_RUNS or state.rows_since_optimize >= OPTIMIZE_EVERY_ROWS
+               or report.rebuilt)
+        if due:
+            margin_ok = time.time() - state.optimized_at >= KEEP_OLD_VERSIONS.total_seconds()
+            report.optimized, report.pruned_all = self._store().optimize(only_if_alone=not margin_ok)
+            if report.optimized:
+                state.runs_since_optimize = state.rows_since_optimize = 0
+                state.optimized_at = time.time()
+        save_state(self.index_dir, state)
 
     def _discover(self, state: IndexState | None):
         """List indexable files; unchanged files known to the state are not sniffed again."""

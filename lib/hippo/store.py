@@ -239,14 +239,17 @@ class Store:
         if "path_idx" not in have:
             tbl.create_index("path", config=BTree(), name="path_idx")
 
-    def optimize(self, *, keep: timedelta = KEEP_OLD_VERSIONS, prune_all_if_alone: bool = True) -> bool:
-        """Fold new rows into the indexes, compact and prune old versions; returns True if it pruned all.
+    def optimize(self, *, keep: timedelta = KEEP_OLD_VERSIONS, only_if_alone: bool = False) -> tuple[bool, bool]:
+        """Fold new rows into the indexes, compact and prune old versions. Returns (ran, pruned_all).
 
-        Versions younger than `keep` stay, since a reader may still be on one. When no reader is marked
-        (and the caller holds the writer lock) every old version and any leftover of a killed write goes.
+        When no reader is marked (and the caller holds the writer lock) every old version and any leftover
+        of a killed write goes. Otherwise versions younger than `keep` stay, since a reader may be on one;
+        `only_if_alone=True` then skips the run entirely.
         """
         tables = [t for t in (self.chunks(), self.vectors()) if t is not None]
-        fh = no_readers(self.index_dir) if prune_all_if_alone else None
+        fh = no_readers(self.index_dir)
+        if fh is None and only_if_alone:
+            return False, False
         try:
             for tbl in tables:
                 if fh is not None:
@@ -258,7 +261,7 @@ class Store:
         finally:
             if fh is not None:
                 fh.close()
-        return fh is not None
+        return True, fh is not None
 
     def close(self) -> None:
         if self.reader_mark is not None:
