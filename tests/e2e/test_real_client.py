@@ -251,7 +251,7 @@ def test_marketplace_install_without_hippo_fails_open(claude, home, plugin_root,
     tells the user once, and the session goes on without hippo context (no network: it can't finish)."""
     mkt_name, _ = _install_from_marketplace(claude, home, plugin_root, tmp_path, "git")
     repo = make_fixture_repo("ledgerly", tmp_path / "ledgerly")  # no index needed: hippo can't run
-    env = base_env(home)
+    env = base_env(home, HIPPO_PIP_ARGS="--no-index")  # the background build must fail fast, offline
     env["PATH"] = os.pathsep.join(d for d in env["PATH"].split(os.pathsep)
                                   if d and not (Path(d) / "hippo").exists())
     script = [{"tool_use": {"name": "Bash", "input": {"command": FAILING_CMD.replace("python", "python3")}}},
