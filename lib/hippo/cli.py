@@ -73,6 +73,14 @@ def index(full: bool, dry_run: bool, quiet: bool, no_vectors: bool, repo: str | 
     from hippo.indexer import index_repo
 
     root = _root(repo)
+    if not (full or dry_run):  # team index: start from the nearest published snapshot (docs/team.md)
+        from hippo.config import load_settings
+
+        settings = load_settings(root)
+        if settings.shared_index:
+            from hippo.team import say, sync_base
+
+            say(sync_base(root, settings).message)
     bar, progress = _progress_bar(quiet or dry_run)
     if bar is not None:
         bar.start()
@@ -193,6 +201,28 @@ def serve(repo: str | None, idle: float | None) -> None:
     from hippo.server import serve as run_server
 
     sys.exit(run_server(_root(repo), idle))
+
+
+# --- team index: `hippo publish` (see docs/team.md) -------------------------------------------
+
+@cli.command()
+@click.option("--allow-dirty", is_flag=True, help="Publish even if the work tree differs from HEAD.")
+@click.option("--force", is_flag=True, help="Publish again even if HEAD already has a snapshot.")
+@click.option("--repo", type=click.Path(file_okay=False), help="Repository root (default: the current one).")
+def publish(allow_dirty: bool, force: bool, repo: str | None) -> None:
+    """Index HEAD and upload it to the shared index location (CI side; needs `shared_index`)."""
+    from hippo.config import load_settings
+    from hippo.team import publish as run_publish
+
+    root = _root(repo)
+    rep = run_publish(root, load_settings(root), allow_dirty=allow_dirty, force=force)
+    if rep.skipped:
+        click.echo(f"{rep.commit[:12]} is already published ({rep.publish_id}, {rep.chunks} chunks).")
+        return
+    idx = rep.index
+    click.echo(f"Published {rep.commit[:12]} as {rep.publish_id}: {rep.chunks} chunks, {rep.files} files, "
+               f"{rep.bytes / 1e6:.1f} MB ({getattr(idx, 'chunks_embedded', 0)} chunks embedded) "
+               f"in {rep.seconds:.1f}s.")
 
 
 def main() -> None:
