@@ -39,6 +39,7 @@ Progress = Callable[[str, int, int], None]  # (phase, done, total)
 FILE_BATCH = 200
 EMBED_TEXT_CHARS = 1000  # MiniLM sees 256 tokens, roughly 1,000 characters of code
 EMBED_WRITE_BATCH = 256
+RACY_NS = 50_000_000  # 50 ms: file mtimes come from a coarse kernel clock, listing time from a fine one
 OPTIMIZE_EVERY_RUNS = 10  # writing runs between optimizes (LanceDB suggests ~20 modifications)
 OPTIMIZE_EVERY_ROWS = 2000  # or this many rows written/deleted (unindexed FTS rows are scanned flat)
 
@@ -196,6 +197,7 @@ class Indexer:
         with WriterLock(self.index_dir, wait_lock):
             state = self._open_state(full, report)
             # Listed under the lock: a run that waited for another must see the tree as it is now.
+            listed_at = time.time_ns()
             disc = self._discover(state)
             report.files_total, report.skipped = len(disc.files), dict(disc.skipped)
             changed, records = self._changed_files(disc.files, state, report)
@@ -215,6 +217,7 @@ class Indexer:
                 save_state(self.index_dir, state)  # "a run is in flight" survives a kill
                 self._keyword_phase(state, changed, deleted, records, report)
             self._record_git(state)
+            state.listed_at_ns = listed_at
             state.complete = True
             save_state(self.index_dir, state)
             report.keyword_ready_seconds = time.monotonic() - started
@@ -294,10 +297,11 @@ class Indexer:
             rec = state.files.get(f.path)
             if rec is not None:
                 if f.blob and rec.blob == f.blob:
-                    if rec.size != f.size or rec.mtime_ns != f.mtime_ns:  # e.g. touched, or checked out again
-                        rec.size, rec.mtime_ns = f.size, f.mtime_ns
+                    # git vouches for the content. The recorded stat is left alone: git's verdict and our
+                    # lstat are not taken at the same instant, and a stale stat only costs one re-read later.
                     continue
-                if rec.size == f.size and rec.mtime_ns == f.mtime_ns:
+                racy = rec.mtime_ns >= state.listed_at_ns - RACY_NS  # written as the last run listed it
+                if rec.size == f.size and rec.mtime_ns == f.mtime_ns and not racy:
                     if f.blob and not rec.blob:  # indexed while dirty/untracked, now committed as is
                         rec.blob = f.blob
                     if not f.blob or rec.blob == f.blob:

@@ -38,6 +38,9 @@ class IndexState:
     runs_since_optimize: int = 0
     rows_since_optimize: int = 0
     optimized_at: float = 0.0
+    # When the last run started listing files (time.time_ns). A file whose recorded mtime is not clearly
+    # older than this may have changed again within the same timestamp tick, so its stat proves nothing.
+    listed_at_ns: int = 0
     files: dict[str, FileRecord] = field(default_factory=dict)
 
     @property
