@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -307,16 +308,24 @@ def clean_copy(src: Path, dest: Path) -> Path:
     return dest
 
 
-def stop_warm_server(root: Path) -> int | None:
-    """Stop the query server a session started for `root` (found by asking it for its pid)."""
-    from hippo.hooks.client import request
+def stop_warm_server(root: Path, wait: float = 20.0) -> int | None:
+    """Stop the query server a session started for `root` (found by asking it for its pid).
 
-    reply = request(root / ".hippo", {"op": "ping"}, timeout=2.0)
-    if not reply or Path(str(reply.get("root"))).resolve() != root.resolve():
-        return None
-    pid = int(reply["pid"])
-    try:
-        os.kill(pid, signal.SIGTERM)
-    except ProcessLookupError:
-        return None
-    return pid
+    A server still importing its dependencies holds its lock but does not answer yet: wait for it.
+    """
+    from hippo.hooks.client import request, server_running
+
+    index_dir = root / ".hippo"
+    start = time.monotonic()
+    while time.monotonic() - start < wait:
+        reply = request(index_dir, {"op": "ping"}, timeout=2.0)
+        if reply and Path(str(reply.get("root"))).resolve() == root.resolve():
+            try:
+                os.kill(int(reply["pid"]), signal.SIGTERM)
+            except ProcessLookupError:
+                return None
+            return int(reply["pid"])
+        if not server_running(index_dir) and time.monotonic() - start > 1.5:
+            return None
+        time.sleep(0.3)
+    return None
