@@ -6,13 +6,14 @@ PY ?= .venv/bin/python
 check: test
 
 test:
-	$(PY) -m pytest -q
+	PATH="$(CURDIR)/.venv/bin:$$PATH" $(PY) -m pytest -q
 
 test-fast:
 	$(PY) -m pytest -q -m "not slow and not e2e"
 
 e2e:
-	$(PY) -m pytest -q -m e2e
+	bash .ci/install-claude.sh >/dev/null
+	PATH="$(CURDIR)/.venv/bin:$$PATH" $(PY) -m pytest -q -m e2e
 
 bench:
 	$(PY) bench/run.py --quick
