@@ -211,15 +211,21 @@ class Indexer:
             arrived = {records[rel].sha for rel, _ in changed}
             report.files_renamed = sum(1 for p in deleted if p in state.files and state.files[p].sha in arrived)
             report.files_changed, report.files_deleted = len(changed), len(deleted) - report.files_renamed
+            was = (state.indexed_commit, state.branch, state.complete)
             if changed or deleted or not state.complete:
                 state.complete = False
                 state.vectors_complete = False  # new rows may lack vectors until the vector phase ends
                 save_state(self.index_dir, state)  # "a run is in flight" survives a kill
                 self._keyword_phase(state, changed, deleted, records, report)
             self._record_git(state)
-            state.listed_at_ns = listed_at
-            state.complete = True
-            save_state(self.index_dir, state)
+            if changed or deleted:
+                state.runs_since_optimize += 1
+                state.rows_since_optimize += report.chunks_written + len(deleted)
+            # A true no-op leaves state.json alone (an older listed_at only makes the racy check stricter).
+            if changed or deleted or self._touched or was != (state.indexed_commit, state.branch, True):
+                state.listed_at_ns = listed_at
+                state.complete = True
+                save_state(self.index_dir, state)
             report.keyword_ready_seconds = time.monotonic() - started
             if vectors and not state.vectors_complete:  # the no-op path never even imports lancedb
                 self._vector_phase(state, report)
@@ -239,20 +245,18 @@ class Indexer:
         """
         from hippo.store import KEEP_OLD_VERSIONS
 
-        wrote = report.chunks_written + report.chunks_embedded + report.files_deleted + report.files_renamed
-        if not wrote:
+        if not state.runs_since_optimize:
             return
-        state.runs_since_optimize += 1
-        state.rows_since_optimize += report.chunks_written + report.files_deleted
         due = (state.runs_since_optimize >= OPTIMIZE_EVERY_RUNS or state.rows_since_optimize >= OPTIMIZE_EVERY_ROWS
                or report.rebuilt)
-        if due:
-            margin_ok = time.time() - state.optimized_at >= KEEP_OLD_VERSIONS.total_seconds()
-            report.optimized, report.pruned_all = self._store().optimize(only_if_alone=not margin_ok)
-            if report.optimized:
-                state.runs_since_optimize = state.rows_since_optimize = 0
-                state.optimized_at = time.time()
-        save_state(self.index_dir, state)
+        if not due:
+            return
+        margin_ok = time.time() - state.optimized_at >= KEEP_OLD_VERSIONS.total_seconds()
+        report.optimized, report.pruned_all = self._store().optimize(only_if_alone=not margin_ok)
+        if report.optimized:
+            state.runs_since_optimize = state.rows_since_optimize = 0
+            state.optimized_at = time.time()
+            save_state(self.index_dir, state)
 
     def _discover(self, state: IndexState | None):
         """List indexable files; unchanged files known to the state are not sniffed again."""
@@ -293,6 +297,7 @@ class Indexer:
     def _changed_files(self, files, state: IndexState, report: IndexReport):
         """Paths whose content differs from the index. Reads only files whose blob id or stat changed."""
         changed, records = [], {}
+        self._touched = 0  # records updated in place (re-read with the same bytes, or a blob id adopted)
         for f in files:
             rec = state.files.get(f.path)
             if rec is not None:
@@ -304,6 +309,7 @@ class Indexer:
                 if rec.size == f.size and rec.mtime_ns == f.mtime_ns and not racy:
                     if f.blob and not rec.blob:  # indexed while dirty/untracked, now committed as is
                         rec.blob = f.blob
+                        self._touched += 1
                     if not f.blob or rec.blob == f.blob:
                         continue
             try:
@@ -317,6 +323,7 @@ class Indexer:
             if rec is not None and rec.sha == sha:
                 new_rec.chunks = rec.chunks
                 state.files[f.path] = new_rec  # same bytes, new stat or blob: nothing to re-index
+                self._touched += 1
                 continue
             changed.append((f.path, data))
             records[f.path] = new_rec
@@ -369,7 +376,7 @@ class Indexer:
             return
         pending = store.rows("embedded = false")
         total = len(pending)
-        if total:
+        if total and state.vectors_complete:
             state.vectors_complete = False
             save_state(self.index_dir, state)
         emb = None

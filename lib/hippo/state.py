@@ -9,7 +9,7 @@ import json
 import os
 import tempfile
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 SCHEMA_VERSION = 1
@@ -67,12 +67,16 @@ def load_state(index_dir: Path) -> IndexState | None:
 
 def save_state(index_dir: Path, state: IndexState) -> None:
     state.updated_at = time.time()
-    data = asdict(state)
+    # Built by hand and encoded in one `dumps` call (the C encoder): asdict + json.dump took ~0.7 s per save
+    # for 4k files, and the indexer saves after every batch.
+    data = {k: getattr(state, k) for k in IndexState.__dataclass_fields__ if k != "files"}
+    data["files"] = {p: vars(rec) for p, rec in state.files.items()}
+    text = json.dumps(data, separators=(",", ":"))
     index_dir.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".state.", dir=index_dir)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, separators=(",", ":"))
+            fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, state_path(index_dir))
