@@ -37,6 +37,14 @@ class _Group(click.Group):
                                        "`hippo index` again (the previous index is kept).") from None
 
 
+def _damaged_index(exc: BaseException) -> bool:
+    """LanceDB's errors for a table whose data files or version manifests are gone (not disk full)."""
+    msg = str(exc)
+    if getattr(exc, "errno", None) == errno.ENOSPC or "os error 28" in msg:
+        return False
+    return ("Not found:" in msg and ".lance" in msg) or ("Table '" in msg and "was not found" in msg)
+
+
 @click.group(cls=_Group)
 @click.version_option(__version__, prog_name="hippo")
 def cli() -> None:
@@ -85,7 +93,15 @@ def index(full: bool, dry_run: bool, quiet: bool, no_vectors: bool, repo: str | 
     if bar is not None:
         bar.start()
     try:
-        report = index_repo(root, full=full, dry_run=dry_run, progress=progress, vectors=not no_vectors)
+        try:
+            report = index_repo(root, full=full, dry_run=dry_run, progress=progress, vectors=not no_vectors)
+        except (OSError, RuntimeError, ValueError) as exc:
+            if dry_run or not _damaged_index(exc):
+                raise
+            # Missing table files or manifests: the old index is unusable, so rebuild instead of failing forever.
+            click.echo(f"hippo: the index was damaged ({str(exc).splitlines()[0][:160]}); rebuilding it from "
+                       "scratch.", err=True)
+            report = index_repo(root, full=True, progress=progress, vectors=not no_vectors)
     finally:
         if bar is not None:
             bar.stop()
