@@ -30,11 +30,16 @@ class _Group(click.Group):
             raise click.UsageError(str(exc)) from None
         except HippoError as exc:
             raise click.ClickException(str(exc)) from None
-        except (OSError, RuntimeError) as exc:  # lancedb reports ENOSPC as RuntimeError("... os error 28")
+        except (OSError, RuntimeError, ValueError) as exc:  # lancedb reports ENOSPC as RuntimeError("... os error 28")
+            if _damaged_index(exc):
+                raise click.ClickException(DAMAGED) from None
             if getattr(exc, "errno", None) != errno.ENOSPC and "os error 28" not in str(exc):
                 raise
             raise click.ClickException("No space left on device for the index; free some space and run "
                                        "`hippo index` again (the previous index is kept).") from None
+
+
+DAMAGED = "The index is damaged (table files are missing); run `hippo index` to rebuild it."
 
 
 def _damaged_index(exc: BaseException) -> bool:
