@@ -191,6 +191,9 @@ def call_tool(service: SearchService, name: str, arguments: dict[str, Any] | Non
                 "`hippo index` in the repository), then search again. Do not guess the answer."), True
     except HippoError as exc:
         return f"search_codebase failed: {exc}", True
+    except (OSError, RuntimeError, ValueError) as exc:  # an unreadable index (e.g. lost table files)
+        return (f"search_codebase could not read hippo's index ({type(exc).__name__}). Ask the user to run "
+                "`hippo index` (or /rag-index) to rebuild it; meanwhile use grep/read."), True
 
 
 def build_server(service: SearchService):
