@@ -344,3 +344,32 @@ def test_manifest_validation():
     for broken in ('{"commit": "abc"', "[]", good.to_json().replace('"p1"', '"../p1"'),
                    good.to_json().replace('"db/x.lance"', '"../x"'), good.to_json().replace('"format":1', '"format":99')):
         assert team.Manifest.from_json(broken) is None, broken
+
+
+def test_sync_never_raises(tmp_path, monkeypatch):
+    monkeypatch.setenv("HIPPO_MODEL", "fake")
+    dev = sample_repo(tmp_path, "dev")
+    monkeypatch.setenv("HIPPO_SHARED_INDEX", "gs://unsupported/x")
+    res = team.sync_base(dev, load_settings(dev))
+    assert res.action == "offline" and "only s3://" in res.message
+    monkeypatch.setenv("HIPPO_SHARED_INDEX", str(tmp_path / "share"))
+
+    def boom(*a, **k):
+        raise RuntimeError("bug")
+
+    monkeypatch.setattr(team, "find_base", boom)
+    res = team.sync_base(dev, load_settings(dev), force_check=True)
+    assert res.action == "error" and "RuntimeError" in res.message
+
+
+def test_directory_location_round_trip(tmp_path, monkeypatch):
+    """A plain directory (e.g. a network share) works like a bucket."""
+    monkeypatch.setenv("HIPPO_MODEL", "fake")
+    monkeypatch.setenv("HIPPO_SHARED_INDEX", str(tmp_path / "share"))
+    ci = sample_repo(tmp_path, "ci")
+    pub = team.publish(ci, load_settings(ci), embedder=FakeEmbedder())
+    assert (tmp_path / "share" / pub.commit / team.MANIFEST).is_file()
+    dev = clone(ci, tmp_path / "dev")
+    assert team.sync_base(dev, load_settings(dev)).action == "seeded"
+    rep = index_repo(dev, load_settings(dev), embedder=FakeEmbedder())
+    assert rep.chunks_embedded == 0 and rep.files_changed == 0

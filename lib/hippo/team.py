@@ -372,9 +372,17 @@ def sync_base(root: Path, settings: Settings, *, force_check: bool = False,
               embedder_model: str | None = None) -> SyncResult:
     """Before indexing: make `.hippo/` start from the nearest published snapshot when that saves work.
 
-    Never raises for remote trouble: the caller indexes locally either way. Notices are returned once
-    (a repeat of the previous notice is dropped), so hooks running `hippo index` often stay quiet.
+    Never raises: the caller indexes locally either way. Notices are returned once (a repeat of the
+    previous notice is dropped), so hooks running `hippo index` often stay quiet.
     """
+    try:
+        return _sync_base(root, settings, force_check, embedder_model)
+    except Exception as exc:  # noqa: BLE001 - the shared index is an accelerator, never a reason to fail
+        return SyncResult("error", message=f"hippo: shared index skipped ({type(exc).__name__}: {_short(exc)}); "
+                                           "indexing locally.")
+
+
+def _sync_base(root: Path, settings: Settings, force_check: bool, embedder_model: str | None) -> SyncResult:
     from hippo.state import SCHEMA_VERSION, load_state
 
     started = time.monotonic()
