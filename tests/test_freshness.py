@@ -358,10 +358,10 @@ def test_optimize_waits_for_enough_churn(repo):
     from hippo.indexer import OPTIMIZE_EVERY_RUNS
 
     emb = FakeEmbedder()
-    index_repo(repo, embedder=emb)
+    assert index_repo(repo, embedder=emb).optimized  # a first build ends compacted
     ran = []
     for k in range(OPTIMIZE_EVERY_RUNS):
-        (repo / "src/a.py").write_text(py(k, k + 1))
+        (repo / "src/a.py").write_text(py(k + 3, k + 7))
         ran.append(index_repo(repo, embedder=emb).optimized)
     assert ran == [False] * (OPTIMIZE_EVERY_RUNS - 1) + [True]
     assert load_state(repo / ".hippo").runs_since_optimize == 0

@@ -248,7 +248,7 @@ class Indexer:
         if not state.runs_since_optimize:
             return
         due = (state.runs_since_optimize >= OPTIMIZE_EVERY_RUNS or state.rows_since_optimize >= OPTIMIZE_EVERY_ROWS
-               or report.rebuilt)
+               or report.rebuilt or not state.optimized_at)  # a first build ends compacted
         if not due:
             return
         margin_ok = time.time() - state.optimized_at >= KEEP_OLD_VERSIONS.total_seconds()
