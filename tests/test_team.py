@@ -5,7 +5,6 @@ concurrent publishers, a reader during a publish, ancestor walk, bad manifests a
 """
 from __future__ import annotations
 
-import json
 import os
 import socket
 import subprocess
@@ -15,15 +14,15 @@ import uuid
 from pathlib import Path
 
 import pytest
-
 from helpers_index import sample_repo
-from repo_helpers import GIT_ENV, git, write_files
+from hippo import team
 from hippo.config import load_settings
 from hippo.embedding.fake import FakeEmbedder
+from hippo.errors import HippoError
 from hippo.indexer import index_repo
 from hippo.search import Searcher
 from hippo.state import load_state
-from hippo import team
+from repo_helpers import GIT_ENV, git, write_files
 
 pytestmark = pytest.mark.s3
 
@@ -146,8 +145,6 @@ def test_publish_uploads_lance_tables_then_manifest(tmp_path, shared):
 
 
 def test_publish_refuses_dirty_tree_and_missing_config(tmp_path, shared, monkeypatch):
-    from hippo.errors import HippoError
-
     ci = sample_repo(tmp_path, "ci")
     (ci / "src" / "auth" / "tokens.py").write_text("changed = 1\n")
     with pytest.raises(HippoError, match="allow-dirty"):
@@ -160,7 +157,7 @@ def test_publish_refuses_dirty_tree_and_missing_config(tmp_path, shared, monkeyp
 # --- consume + overlay correctness ------------------------------------------------------------------
 
 def test_clone_seeds_from_shared_and_embeds_only_local_changes(tmp_path, shared):
-    ci, pub = publish_sample(tmp_path)
+    ci, _pub = publish_sample(tmp_path)
     dev = clone(ci, tmp_path / "dev")
     # local work: a commit on top, a dirty edit, a deletion, an untracked file
     write_files(dev, {"src/auth/session.py": "def open_session(user):\n    return {'user': user}\n"})
@@ -199,7 +196,7 @@ def test_clone_seeds_from_shared_and_embeds_only_local_changes(tmp_path, shared)
 
 
 def test_nearest_compatible_ancestor_is_used(tmp_path, shared):
-    ci, pub = publish_sample(tmp_path)
+    ci, _pub = publish_sample(tmp_path)
     base = git(ci, "rev-parse", "HEAD").strip()
     dev = clone(ci, tmp_path / "dev")
     for i in range(3):
@@ -291,7 +288,7 @@ def test_unreachable_remote_falls_back_to_local_and_says_so_once(tmp_path, monke
     # the CLI keeps working and stays quiet about the known outage
     proc = subprocess.run([sys.executable, "-m", "hippo", "index", "--repo", str(dev)], capture_output=True,
                           env={**_cli_env("s3://nowhere/team"), "HIPPO_S3_ENDPOINT": os.environ["HIPPO_S3_ENDPOINT"]},
-                          timeout=120)
+                          timeout=120, check=False)
     assert proc.returncode == 0, proc.stderr
     assert b"unreachable" not in proc.stderr
 
@@ -311,7 +308,7 @@ def test_cached_base_keeps_working_offline(tmp_path, shared, monkeypatch):
 
 
 def test_local_index_newer_than_base_is_kept(tmp_path, shared):
-    ci, pub = publish_sample(tmp_path)
+    ci, _pub = publish_sample(tmp_path)
     dev = clone(ci, tmp_path / "dev")
     write_files(dev, {"src/new.py": "def new():\n    return 1\n"})
     git(dev, "add", "-A")
@@ -333,7 +330,7 @@ def test_parse_location():
     assert "allow_http" not in loc.storage_options()
     assert team.parse_location("/srv/hippo").scheme == "file"
     for bad in ("s3:///nobucket", "gs://bkt/x"):
-        with pytest.raises(Exception):
+        with pytest.raises(HippoError):
             team.parse_location(bad, env={})
 
 

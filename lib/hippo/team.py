@@ -32,9 +32,9 @@ import shutil
 import sys
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable
 from urllib.parse import parse_qs, urlsplit
 
 from hippo.config import Settings
@@ -147,7 +147,7 @@ class Manifest:
         return json.dumps(asdict(self), separators=(",", ":"), sort_keys=True)
 
     @classmethod
-    def from_json(cls, data: bytes | str) -> "Manifest | None":
+    def from_json(cls, data: bytes | str) -> Manifest | None:
         """None for anything that is not a complete manifest of a format this hippo reads."""
         try:
             raw = json.loads(data)
@@ -308,7 +308,7 @@ def _remote_rows(loc: Location, rel: str) -> int:
     try:
         db = lancedb.connect(loc.lance_uri(rel), storage_options=loc.storage_options())
         return db.open_table("chunks").count_rows()
-    except Exception as exc:  # noqa: BLE001 - any failure here means the upload is not usable
+    except Exception as exc:
         raise RemoteError(f"LanceDB cannot open the uploaded index: {exc}") from exc
 
 
