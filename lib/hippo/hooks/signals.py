@@ -119,6 +119,26 @@ _ERROR_PATTERNS: list[re.Pattern[str]] = [
     # Go panic: panic: runtime error: index out of range
     re.compile(r"^(?P<etype>panic): (?P<msg>.*)$", re.M),
 ]
+# Exception names that do not end in Error/Exception (click's BadParameter and Abort, custom
+# classes such as QuotaExceeded) are read only where the output's shape says "this is an
+# exception": the tail of a Python traceback, a pytest `E` line, a JS stack header, a log line's
+# "failed: Name: msg", a node --test (TAP) block. A bare `Name: text` line elsewhere is not one.
+_NAME = r"(?:[A-Za-z_][\w$]*\.)*[A-Z][\w$]*"
+_CAMEL = re.compile(r"[A-Z][a-z0-9$]+(?:[A-Z][a-z0-9$]*)+$")  # two humps at least: BadParameter
+_ERR_SUFFIX = re.compile(r"(?:Error|Exception|Exit|Failure|Fault|Interrupt|Warning|Panic)$")
+_JS_CODE = r"(?: \[(?P<code>[A-Z][A-Z0-9_]{2,})\])?"
+_TRACEBACK_HEAD = re.compile(r"Traceback \(most recent call last\):[ \t]*$", re.M)  # a prompt may precede it
+_EXC_LINE = re.compile(r"(?P<etype>(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*)(?:: (?P<msg>.*))?\s*$")
+_PYTEST_E = re.compile(r"^E\s+(?P<etype>" + _NAME + r")(?:: (?P<msg>.*?))?\s*$", re.M)
+_PYTEST_TAIL = re.compile(r"^\S+:\d+: (?P<etype>" + _NAME + r")\s*$", re.M)
+_JS_HEADER = re.compile(r"^(?:Uncaught )?(?P<etype>" + _NAME + r")" + _JS_CODE + r"(?:: (?P<msg>[^\n]*))?\n[ \t]+at ", re.M)
+_LOG_FORM = re.compile(
+    r"(?i:\b(?:failed|failure|error|exception|crashed|aborted|raised|threw|thrown|uncaught)\b)[^:\n]{0,40}?:[ \t]+"
+    r"(?P<etype>" + _NAME + r")" + _JS_CODE + r"(?:: (?P<msg>[^\n]*?)|\((?P<q>['\"])(?P<rmsg>[^\n]*)(?P=q)\))[ \t]*$", re.M)
+_TAP_BLOCK = re.compile(r"^not ok \d+[^\n]*\n(?P<body>(?:[ \t]+[^\n]*\n?|\n)*)", re.M)
+_TAP_ERROR = re.compile(r"^(?P<ind>[ \t]+)error: (?:'(?P<sq>.*)'|\"(?P<dq>.*)\"|(?P<block>\|-?)|(?P<plain>[^\n]+?))[ \t]*$", re.M)
+_TAP_NAME = re.compile(r"^[ \t]+name: '?(?P<etype>[A-Za-z_$][\w$]*)'?[ \t]*$", re.M)
+_CHAINED = re.compile(r"^(?:During handling of the above exception|The above exception was the direct cause)", re.M)
 _RUST_PANIC = re.compile(r"panicked at [^\n]*:\d+:\d+:\n(?P<msg>[^\n]+)")
 _LINK_ERROR = re.compile(r"undefined reference to [`'‘]([^'’`]+)['’]")
 _CODE_RE = re.compile(r"\b(E\d{4}|TS\d{4,5}|CS\d{4}|[A-Z]{1,3}\d{3,4})\b")
@@ -244,13 +264,30 @@ def extract(error: str, cwd: str = "", root: str = "") -> Signals:
     sig.locations.sort(key=lambda loc: loc.library)
 
     seen_err: set[tuple[str, str]] = set()
+    offsets: dict[int, int] = {}  # index in sig.errors -> offset in text (exception lines only)
+    extra_codes: list[str] = []
+
+    def add_error(etype: str, raw_msg: str, offset: int | None = None) -> None:
+        msg = _clean_message(raw_msg or "")
+        short = etype.rsplit(".", 1)[-1]
+        if (etype, msg) in seen_err or (short, msg) in seen_err:
+            return
+        seen_err.update({(etype, msg), (short, msg)})
+        if offset is not None:
+            offsets[len(sig.errors)] = offset
+        sig.errors.append(ErrorMessage(etype, msg))
+
     for pattern in _ERROR_PATTERNS:
         for m in pattern.finditer(text):
-            etype = m.group("etype")
-            msg = _clean_message(m.group("msg") or "")
-            if (etype, msg) not in seen_err:
-                seen_err.add((etype, msg))
-                sig.errors.append(ErrorMessage(etype, msg))
+            add_error(m.group("etype"), m.group("msg") or "", m.start() if pattern is _ERROR_PATTERNS[0] else None)
+    for offset, etype, msg, code in _exception_lines(text):
+        add_error(etype, msg, offset)
+        if code and code not in extra_codes:
+            extra_codes.append(code)
+    if len(offsets) > 1 and _CHAINED.search(text):
+        # a chained Python exception: the last one printed is the one that escaped; lead with it
+        last = max(offsets, key=offsets.__getitem__)
+        sig.errors.insert(0, sig.errors.pop(last))
     for m in _LINK_ERROR.finditer(text):
         msg = f"undefined reference to {m.group(1)}"
         if ("link", msg) not in seen_err:
@@ -277,7 +314,7 @@ def extract(error: str, cwd: str = "", root: str = "") -> Signals:
     codes += [m.group(1) for m in re.finditer(r"^(?:error|warning)\[(E\d{4})\]", text, re.M)]
     codes += [m.group(1) for m in re.finditer(r"(?:error|warning) ((?:TS|CS)\d{4,5})", text)]
     codes += [m.group(1) for m in re.finditer(r"^\S+:\d+(?::\d+)?: ([A-Z]{1,4}\d{3,4})\b", text, re.M)]
-    for c in codes:
+    for c in codes + extra_codes:
         if c not in sig.codes:
             sig.codes.append(c)
 
@@ -289,6 +326,50 @@ def extract(error: str, cwd: str = "", root: str = "") -> Signals:
                 idents.append(ident)
     sig.identifiers = idents[:12]
     return sig
+
+
+def _exception_like(name: str) -> bool:
+    """A name that reads as an exception class even without a traceback around it."""
+    last = name.rsplit(".", 1)[-1]
+    return bool(_ERR_SUFFIX.search(last) or _CAMEL.match(last) or ("." in name and name[0].islower()))
+
+
+def _exception_lines(text: str) -> list[tuple[int, str, str, str]]:
+    """(offset, exception name, message, error code) from the shapes that mark an exception line."""
+    out: list[tuple[int, str, str, str]] = []
+    for head in _TRACEBACK_HEAD.finditer(text):  # the first unindented line after the frames
+        m = re.compile(r"\n(?:[ \t][^\n]*\n|\n)*(?P<line>\S[^\n]*)").match(text, head.end())
+        em = _EXC_LINE.fullmatch(m.group("line")) if m else None
+        if m and em:
+            out.append((m.start("line"), em.group("etype"), em.group("msg") or "", ""))
+    tail_names = {m.group("etype").rsplit(".", 1)[-1] for m in _PYTEST_TAIL.finditer(text)}
+    for m in _PYTEST_E.finditer(text):
+        etype = m.group("etype")
+        if _exception_like(etype) or etype.rsplit(".", 1)[-1] in tail_names:
+            out.append((m.start(), etype, m.group("msg") or "", ""))
+    for m in _JS_HEADER.finditer(text):
+        out.append((m.start(), m.group("etype"), m.group("msg") or "", m.group("code") or ""))
+    for m in _LOG_FORM.finditer(text):
+        if _exception_like(m.group("etype")):
+            msg = m.group("msg") if m.group("msg") is not None else m.group("rmsg")
+            out.append((m.start("etype"), m.group("etype"), msg or "", m.group("code") or ""))
+    for block in _TAP_BLOCK.finditer(text):
+        body = block.group("body")
+        em, nm = _TAP_ERROR.search(body), _TAP_NAME.search(body)
+        if not em:
+            continue
+        if em.group("block") is not None:  # YAML block scalar: its first non-blank line
+            lines = [ln.strip() for ln in body[em.end():].split("\n")[1:] if ln.startswith(em.group("ind") + " ")]
+            msg = next((ln for ln in lines if ln), "")
+        elif em.group("sq") is not None:
+            msg = em.group("sq").replace("''", "'")
+        else:
+            msg = em.group("dq") if em.group("dq") is not None else em.group("plain")
+        code = re.search(r"^[ \t]+code: '?(ERR_[A-Z0-9_]+)'?", body, re.M)
+        code_s = code.group(1) if code and code.group(1) not in ("ERR_TEST_FAILURE", "ERR_ASSERTION") else ""
+        out.append((block.start() + em.start(), nm.group("etype") if nm else "Error", msg, code_s))
+    out.sort(key=lambda t: t[0])
+    return out
 
 
 def _is_python_frame(text: str, loc: Location) -> bool:
