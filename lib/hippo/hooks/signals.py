@@ -402,6 +402,71 @@ def message_literals(message: str) -> list[str]:
     return out[:4]
 
 
+def template_fragments(message: str) -> list[str]:
+    """Substrings of a runtime message that the raise site's *template* likely holds verbatim.
+
+    `message_literals` cuts at quoted, numeric and path-like values; an unquoted value can still
+    sit at either end of a piece (`Unknown command frobnicate` from `Unknown command ${c}`), so
+    pieces of 3+ words also yield themselves minus their first or last word. Longest first.
+    """
+    out: list[str] = []
+    for lit in message_literals(message):
+        variants = [lit]
+        words = lit.split()
+        if len(words) >= 3:
+            variants += [" ".join(words[:-1]), " ".join(words[1:])]
+        for v in variants:
+            v = v.strip(" .:,;-=")
+            if (len(v.split()) >= 2 and len(v) >= 10) and v not in out:
+                out.append(v)
+    out.sort(key=len, reverse=True)
+    return out[:6]
+
+
+_RUN_TOKEN = re.compile(r"[A-Za-z]+|\d+")
+
+
+def shared_run(message: str, text: str) -> tuple[int, int]:
+    """Longest run of consecutive message words that also appear consecutively in `text`
+    (case-insensitive; quotes, `+`, `${...}` and line breaks between them are ignored).
+
+    Returns (characters in the run's words, 0-based line of `text` where the run starts); (0, -1)
+    when not even one word matches. A raise site's template shares long runs with the message.
+    """
+    msg = [w.lower() for w in _RUN_TOKEN.findall(message)][:60]
+    if not msg:
+        return 0, -1
+    toks: list[tuple[str, int]] = []
+    for lineno, line in enumerate(text.split("\n")):
+        toks.extend((w.lower(), lineno) for w in _RUN_TOKEN.findall(line))
+    best, best_line = 0, -1
+    prev = [0] * (len(msg) + 1)  # prev[j]: chars of the run ending at msg[j-1] and the previous token
+    for tok, lineno in toks:
+        cur = [0] * (len(msg) + 1)
+        for j, w in enumerate(msg, start=1):
+            if w == tok:
+                cur[j] = prev[j - 1] + len(w) + (1 if prev[j - 1] else 0)
+                if cur[j] > best:
+                    best, best_line = cur[j], lineno
+        prev = cur
+    if best and best_line >= 0:  # report where the run starts, not where it ends
+        best_line = _run_start_line(msg, toks, best)
+    return best, best_line
+
+
+def _run_start_line(msg: list[str], toks: list[tuple[str, int]], length: int) -> int:
+    words = [t for t, _ in toks]
+    for i in range(len(words)):
+        for j in range(len(msg)):
+            n, k = 0, 0
+            while i + k < len(words) and j + k < len(msg) and words[i + k] == msg[j + k]:
+                n += len(msg[j + k]) + (1 if k else 0)
+                k += 1
+            if n == length:
+                return toks[i][1]
+    return toks[0][1] if toks else -1
+
+
 def relpath_under(path: str, root: str) -> str:
     """`path` relative to `root` with POSIX separators (helper for callers holding OS paths)."""
     return os.path.relpath(path, root).replace(os.sep, "/")
