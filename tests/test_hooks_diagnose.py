@@ -92,6 +92,56 @@ def test_node_message_literal_finds_throw_site_and_java_package_paths_resolve():
     assert ranges(jresp)[0][0] == "java/com/acme/Inventory.java"
 
 
+def test_log_line_with_a_custom_exception_finds_its_raise_site():
+    """No frame points into the repo; the class name leads to the one place that raises it."""
+    resp = diagnose(FakeSearcher(Path("/home/dev/work")), request("py_worker_log.txt", "py"))
+    first = resp["hits"][0]
+    assert first["path"] == "py/deploy/quota.py" and first["start_line"] <= 13 <= first["end_line"]
+    assert "raise QuotaExceeded" in first["snippet"]
+    assert resp["query"].startswith("QuotaExceeded: region eu")
+
+
+def test_tap_block_and_error_code_outputs_reach_the_throw_site():
+    tap = diagnose(FakeSearcher(Path("/home/dev/work")), request("node_test_throw.txt", "js"))
+    assert any(h["path"] == "js/lib/config.js" and h["start_line"] <= 17 <= h["end_line"] for h in tap["hits"])
+    code = diagnose(FakeSearcher(Path("/home/dev/work")), request("node_err_code.txt", "js"))
+    assert ranges(code)[0][0] == "js/lib/config.js" and "readFileSync" in code["hits"][0]["snippet"]
+
+
+class TemplateSearcher(FakeSearcher):
+    """Stand-in index of a raise site holding a message *template* and a doc quoting the message."""
+
+    FILES = {
+        "docs/usage.md": "# Usage\n\nA bad count prints:\n\n    Error: 'twelve' is not a valid integer.\n",
+        "src/types.py": "class IntType:\n    def convert(self, value):\n        try:\n            return int(value)\n"
+                        "        except ValueError:\n            self.fail(\n"
+                        "                _(\"{value!r} is not a valid {number_type}.\")\n            )\n",
+        "src/other.py": "def check(x):\n    return 'valid'\n",
+    }
+
+    def __post_init__(self):
+        self.chunks = {p: [(1, t.count("\n") + 1, t.split("\n"))] for p, t in self.FILES.items()}
+        self.state = _State(files={k: {} for k in self.chunks})
+
+
+def test_message_template_raise_site_beats_a_verbatim_mention_in_docs():
+    s = TemplateSearcher(Path("/r"))
+    resp = diagnose(s, {"error": "Exit code 1\n2024-03-02 ERROR app: job 3 failed: BadParameter: 'twelve' is not a valid integer.",
+                        "cwd": "/r"})
+    got = ranges(resp)
+    assert got and got[0][0] == "src/types.py"
+    assert "src/other.py" not in [p for p, _, _ in got]
+    # the exact-fragment searches ran in keyword mode, longest fragment first
+    assert s.calls[0][1] == ["is not a valid integer"]
+
+
+def test_no_shared_words_means_no_message_hit():
+    s = TemplateSearcher(Path("/r"))
+    resp = diagnose(s, {"error": "Exit code 1\nTraceback (most recent call last):\n  File \"app.py\", line 3, in <module>\n"
+                                 "Abort: nothing to deploy today", "cwd": "/r"})
+    assert resp["hits"] == []
+
+
 def test_dedupe_excludes_already_injected_chunks():
     s = FakeSearcher(Path("/home/dev/work"))
     first = ranges(diagnose(s, request("py_traceback.txt", "py")))

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from hippo.hooks.signals import extract, message_literals, normalize_path, split_exit
+from hippo.hooks.signals import extract, message_literals, normalize_path, shared_run, split_exit, template_fragments
 
 ERRORS = Path(__file__).parent / "fixtures" / "errors"
 ROOT = "/home/dev/work"
@@ -151,3 +151,56 @@ def test_message_literals(message, expected):
 def test_garbage_does_not_crash():
     for text in ["", "Exit code 1\n", "\x00\xff" * 1000, "a:1: " * 50_000, "File \"x\", line 99999999999999"]:
         extract(text, cwd="/r", root="/r")
+
+
+@pytest.mark.parametrize("text", [
+    "Exit code 1\nUsage: deploy [OPTIONS]\nNote: the config is read from ~/.deploy",
+    "Exit code 1\nProTip: run with --verbose for details",  # CamelCase, but no exception shape around it
+    "Exit code 1\n>       assert total == 3\nE   Expected: 3\nE   Received: 2",  # pytest E lines, not a class
+    "Exit code 1\nINFO job 3 finished: Summary: 2 ok",  # log line without a failure word
+    "Exit code 2\ntar: Error is not recoverable: exiting now",
+])
+def test_name_colon_lines_are_not_exceptions_without_an_exception_shape(text):
+    assert extract(text, cwd="/r", root="/r").errors == []
+
+
+@pytest.mark.parametrize("text,expected", [
+    # pytest confirms a one-word class on its `path:line: Name` tail line
+    ("Exit code 1\nE   Abort: stopped by user\n\nsrc/app.py:12: Abort", ("Abort", "stopped by user")),
+    ("Exit code 1\n2024-03-02 ERROR worker: job 7 failed: NoSuchOption: No such option: --nope",
+     ("NoSuchOption", "No such option: --nope")),
+    ("Exit code 1\nrequest failed: ValueError('quantity must be positive')", ("ValueError", "quantity must be positive")),
+    ("Exit code 1\nUncaught BadInput: price is missing\n    at parse (/r/src/p.js:3:9)", ("BadInput", "price is missing")),
+])
+def test_exception_shapes(text, expected):
+    errs = extract(text, cwd="/r", root="/r").errors
+    assert (errs[0].etype, errs[0].message) == expected
+
+
+def test_chained_python_exception_leads_with_the_escaped_one():
+    sig = sig_of("pytest_click.txt")
+    assert [e.etype for e in sig.errors[:2]] == ["click.exceptions.BadParameter", "ValueError"]
+
+
+@pytest.mark.parametrize("message,fragment", [
+    ("'twelve' is not a valid integer.", "is not a valid"),  # template: "{value!r} is not a valid {type}."
+    ("Unknown command frobnicate", "Unknown command"),  # unquoted value at a piece's end
+    ("missing key \"region\" in deploy.json", "missing key"),
+])
+def test_template_fragments(message, fragment):
+    frags = template_fragments(message)
+    assert fragment in frags and frags == sorted(frags, key=len, reverse=True)
+
+
+def test_template_fragments_skip_short_pieces():
+    assert template_fragments("bad input") == []
+    assert template_fragments("") == []
+
+
+def test_shared_run():
+    source = 'def convert(v):\n    raise QuotaExceeded(\n        f"region {region} allows {limit} "\n        f"instances, asked for {count}")'
+    run, line = shared_run("region eu allows 3 instances, asked for 5", source)
+    assert (run, line) == (len("instances asked for"), 3)
+    assert shared_run("REGION EU", "the region eu") == (len("region eu"), 0)  # case-insensitive
+    assert shared_run("nothing shared", "x = 1") == (0, -1)
+    assert shared_run("", "x") == (0, -1)
