@@ -24,6 +24,8 @@ from trustkit import fresh_snapshot, git, hippo, make_repo, snapshot  # noqa: E4
 
 LOCKED = b"Another `hippo index` is running"
 
+pytestmark = pytest.mark.slow  # long-running processes; `make test-fast` skips them
+
 
 def _writers_holding(lock: Path) -> int:
     """How many WRITE flocks /proc/locks shows on the index's writer lock file right now."""

@@ -25,6 +25,8 @@ DRIVER = Path(__file__).parent / "fixtures" / "trust" / "kill_driver.py"
 # 250 modules -> two keyword batches (FILE_BATCH=200) and several vector batches.
 REPO_FILES = 210
 
+pytestmark = pytest.mark.slow  # long-running processes; `make test-fast` skips them
+
 
 @pytest.fixture(scope="module")
 def base(tmp_path_factory):

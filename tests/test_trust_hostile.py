@@ -36,7 +36,7 @@ BAD_STDIN = {
     "wrong-types": b'{"cwd": 5, "error": 7, "tool_input": "x", "session_id": [], "source": {}}',
     "nested-deep": b"[" * 100_000 + b"]" * 100_000,
     "non-utf8": b'{"cwd": "\xff\xfe", "error": "\xc3\x28"}',
-    "nul-bytes": b'{"cwd": "/tmp\\u0000x", "error": "E\\u0000"}',
+    "nul-bytes": b'{"cwd": "repo\\u0000x", "error": "E\\u0000"}',
     "huge": b'{"error": "' + b"A" * (30 * 1024 * 1024) + b'"}',
 }
 

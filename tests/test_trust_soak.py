@@ -9,11 +9,15 @@ import os
 import sys
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "trust"))
 import soaklib  # noqa: E402
 import trustkit  # noqa: E402
 
 REQUESTS = int(os.environ.get("HIPPO_TRUST_SOAK_REQUESTS", "400"))
+
+pytestmark = pytest.mark.slow  # long-running processes; `make test-fast` skips them
 
 
 def test_soak_server_stays_flat_under_mixed_load(tmp_path, monkeypatch):
