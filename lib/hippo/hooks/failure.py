@@ -131,9 +131,12 @@ def diagnose(searcher, request: dict, mode: str = "hybrid") -> dict:
             resp = searcher.search(query, keywords=keywords, k=4, mode=mode)
         except Exception:
             continue
-        for hit in resp.hits:
-            if hit_reason(hit.snippet, hit.score, sig) is not None:
-                add(_focus(hit, _first_literal_line(hit, sig)), "search")
+        kept = [h for h in resp.hits if hit_reason(h.snippet, h.score, sig) is not None]
+        # among what passed the gate, the chunk sharing the longest run of message words first
+        runs = {h.id: max((shared_run(e.message, h.snippet) for e in sig.errors[:2]), default=(0, -1)) for h in kept}
+        for hit in sorted(kept, key=lambda h: runs[h.id][0], reverse=True):
+            line = hit.start_line + runs[hit.id][1] if runs[hit.id][0] >= MIN_RUN_CHARS else _first_literal_line(hit, sig)
+            add(_focus(hit, line), "search")
 
     hits = _fit(hits, budget)
     meta = {
@@ -180,6 +183,7 @@ def _queries(sig: Signals, with_messages: bool = True) -> list[tuple[str, list[s
 _RAISE_WORDS = re.compile(r"\b(?:raise|throw|fail|panic|reject|abort|bail|Err|errorf|Errorf|error)\b|Error\(|Exception\(")
 _DOC_PATH = re.compile(r"\.(?:md|mdx|rst|txt|adoc)$|(?:^|/)(?:docs?|CHANGES|CHANGELOG)\b", re.I)
 MIN_RUN_CHARS = 10  # a shared run shorter than this ("is not") is no evidence
+MAX_FRAGMENT_SEARCHES = 6  # per message; each is a keyword-mode lookup of a few ms
 
 
 def _message_hits(searcher, sig: Signals) -> list[tuple[Any, int | None]]:
@@ -190,7 +194,7 @@ def _message_hits(searcher, sig: Signals) -> list[tuple[Any, int | None]]:
     order: list[str] = []
     errors = [e for e in sig.errors[:2] if e.message]
     for err in errors:
-        for frag in template_fragments(err.message)[:3]:
+        for frag in template_fragments(err.message)[:MAX_FRAGMENT_SEARCHES]:
             try:
                 resp = searcher.search(frag, keywords=[frag], exact=True, k=6, mode="keyword")
             except Exception:
