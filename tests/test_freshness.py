@@ -417,3 +417,22 @@ def test_status_reports_commits_behind_and_dirty_files(repo):
     index_repo(repo, embedder=FakeEmbedder())
     git(repo, "checkout", "-q", "main")
     assert "another line of history" in index_status(repo)["behind"]
+
+
+def test_noop_cli_never_imports_lancedb(repo):
+    """`hippo index` on an unchanged repo must not pay LanceDB's ~1 s import."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "HIPPO_MODEL": "fake"}
+    cmd = [sys.executable, "-m", "hippo", "index", "--quiet", "--repo", str(repo)]
+    assert subprocess.run(cmd, env=env, capture_output=True).returncode == 0
+    settle()
+    subprocess.run(cmd, env=env, capture_output=True)  # first run after settling may re-check racy files
+    probe = ("import sys, runpy; sys.argv = ['hippo'] + sys.argv[1:]\n"
+             "try:\n    runpy.run_module('hippo', run_name='__main__')\n"
+             "except SystemExit:\n    pass\n"
+             "print('LANCEDB' if 'lancedb' in sys.modules else 'CLEAN')")
+    out = subprocess.run([sys.executable, "-c", probe, *cmd[3:]], env=env, capture_output=True, text=True)
+    assert out.stdout.strip().endswith("CLEAN"), out.stdout + out.stderr

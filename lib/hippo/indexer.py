@@ -243,14 +243,13 @@ class Indexer:
         OPTIMIZE_EVERY_RUNS writing runs (or OPTIMIZE_EVERY_ROWS rows); prune everything when no reader is
         open, otherwise at most once per retention margin.
         """
-        from hippo.store import KEEP_OLD_VERSIONS
-
         if not state.runs_since_optimize:
             return
         due = (state.runs_since_optimize >= OPTIMIZE_EVERY_RUNS or state.rows_since_optimize >= OPTIMIZE_EVERY_ROWS
                or report.rebuilt or not state.optimized_at)  # a first build ends compacted
         if not due:
             return
+        from hippo.store import KEEP_OLD_VERSIONS  # imports lancedb: never on the no-op path
         margin_ok = time.time() - state.optimized_at >= KEEP_OLD_VERSIONS.total_seconds()
         report.optimized, report.pruned_all = self._store().optimize(only_if_alone=not margin_ok)
         if report.optimized:
