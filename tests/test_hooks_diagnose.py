@@ -198,6 +198,15 @@ def test_end_to_end_real_index(tmp_path):
     assert "<source_file>py/shop/cart.py</source_file>" in ctx
     m = re.search(r"<source_file>py/shop/cart.py</source_file>\s*<lines>(\d+)-(\d+)</lines>", ctx)
     assert m and int(m.group(1)) <= 10 <= int(m.group(2))
+    # a one-line log report naming a class without an Error suffix: no frame, the class leads there
+    err = subprocess.run([sys.executable, "-m", "deploy.worker"], cwd=root / "py", capture_output=True, text=True)
+    payload["error"] = f"Exit code {err.returncode}\n{err.stderr}"
+    payload["session_id"] = "e2e-log"
+    proc = subprocess.run([sys.executable, "-m", "hippo", "hook", "tool-failure"], input=json.dumps(payload),
+                          capture_output=True, text=True, env=env, timeout=120)
+    ctx = json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
+    m = re.search(r"<source_file>py/deploy/quota.py</source_file>\s*<lines>(\d+)-(\d+)</lines>", ctx)
+    assert m and int(m.group(1)) <= 13 <= int(m.group(2))
     payload["error"] = "Exit code 127\nbash: line 1: pnpmx: command not found"
     proc = subprocess.run([sys.executable, "-m", "hippo", "hook", "tool-failure"], input=json.dumps(payload),
                           capture_output=True, text=True, env=env, timeout=120)
