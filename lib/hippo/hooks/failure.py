@@ -4,7 +4,10 @@ Flow: parse the `error` string into signals (signals.py) -> cheap pre-gate (gate
 warm per-repo query server (server.py) to `diagnose`, or, when none is running, start one and
 answer in-process under a time budget -> post-gate and per-session dedupe -> the seed's XML under
 a one-line lead. `diagnose()` is the retrieval itself; it takes an open Searcher, so the server and
-the cold path share it. Module import is stdlib-only; the search stack loads only in `diagnose`'s
+the cold path share it. Its order of evidence: repo stack frames, then the raise site of the message
+(the source holds a *template*, so its constant fragments are looked up verbatim and the chunk that
+shares the longest run of message words wins), then raise sites of the repo's own exception class,
+then a semantic query as a last resort. Module import is stdlib-only; the search stack loads only in `diagnose`'s
 callers after the pre-gate said yes.
 """
 from __future__ import annotations
@@ -125,7 +128,8 @@ def diagnose(searcher, request: dict, mode: str = "hybrid") -> dict:
     for hit in _raise_sites(searcher, sig):
         add(_focus(hit, _raise_line(hit, sig)), "raise-site")
 
-    message_found = bool(hits) and any(r != "frame" for r in reasons)
+    # the semantic query for the message only when its text led nowhere; failing tests always
+    message_found = any(r in ("message", "raise-site") for r in reasons)
     for query, keywords in _queries(sig, with_messages=not message_found):
         try:
             resp = searcher.search(query, keywords=keywords, k=4, mode=mode)
