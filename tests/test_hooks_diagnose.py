@@ -108,6 +108,13 @@ def test_tap_block_and_error_code_outputs_reach_the_throw_site():
     assert ranges(code)[0][0] == "js/lib/config.js" and "readFileSync" in code["hits"][0]["snippet"]
 
 
+def test_a_repo_frame_is_not_padded_with_loose_keyword_matches():
+    """`(reading 'name')` quotes a common word; with the frame found, nothing else is added."""
+    s = FakeSearcher(Path("/home/dev/work"))
+    got = ranges(diagnose(s, request("node_typeerror.txt", "js")))
+    assert got and {p for p, _, _ in got} == {"js/typeerr.js"}  # its two frames, nothing else
+
+
 class TemplateSearcher(FakeSearcher):
     """Stand-in index of a raise site holding a message *template* and a doc quoting the message."""
 

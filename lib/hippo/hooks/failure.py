@@ -128,9 +128,9 @@ def diagnose(searcher, request: dict, mode: str = "hybrid") -> dict:
     for hit in _raise_sites(searcher, sig):
         add(_focus(hit, _raise_line(hit, sig)), "raise-site")
 
-    # the semantic query for the message only when its text led nowhere; failing tests always
-    message_found = any(r in ("message", "raise-site") for r in reasons)
-    for query, keywords in _queries(sig, with_messages=not message_found):
+    # the semantic query for the message only when neither frames nor its text led anywhere (a
+    # quoted word such as 'name' then matches half the repo); failing tests always
+    for query, keywords in _queries(sig, with_messages=not reasons):
         try:
             resp = searcher.search(query, keywords=keywords, k=4, mode=mode)
         except Exception:
