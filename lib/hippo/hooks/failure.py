@@ -207,25 +207,34 @@ def _message_hits(searcher, sig: Signals) -> list[tuple[Any, int | None]]:
                 if hit.id not in cands:
                     cands[hit.id] = hit
                     order.append(hit.id)
+            if any(_run_score(h, err.message)[1] for h in resp.hits):
+                break  # a raise site holds this fragment: shorter ones would only add noise (and time)
     scored = []
     for rank, hid in enumerate(order):
         hit = cands[hid]
         best = (0.0, None)
         for err in errors:
-            run, line = shared_run(err.message, hit.snippet)
-            if run < MIN_RUN_CHARS:
-                continue
-            lines = hit.snippet.split("\n")
-            near = "\n".join(lines[max(0, line - 4): line + 5])
-            score = run + (15 if _RAISE_WORDS.search(near) else 0)
-            if _DOC_PATH.search(hit.path):
-                score *= 0.6
+            score, _, line = _run_score(hit, err.message)
             if score > best[0]:
-                best = (score, hit.start_line + line)
+                best = (score, line)
         if best[0]:
             scored.append((best[0], -rank, hit, best[1]))
     scored.sort(key=lambda t: (t[0], t[1]), reverse=True)
     return [(hit, line) for _, _, hit, line in scored[:4]]
+
+
+def _run_score(hit, message: str) -> tuple[float, bool, int | None]:
+    """(score, looks like a raise site in code, file line of the run) for one chunk and message."""
+    run, line = shared_run(message, hit.snippet)
+    if run < MIN_RUN_CHARS:
+        return 0.0, False, None
+    lines = hit.snippet.split("\n")
+    raising = bool(_RAISE_WORDS.search("\n".join(lines[max(0, line - 4): line + 5])))
+    score = run + (15 if raising else 0)
+    doc = bool(_DOC_PATH.search(hit.path))
+    if doc:
+        score *= 0.6
+    return score, raising and not doc, hit.start_line + line
 
 
 def _raise_sites(searcher, sig: Signals) -> list:
