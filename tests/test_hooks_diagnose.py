@@ -6,6 +6,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -118,7 +119,7 @@ def test_a_repo_frame_is_not_padded_with_loose_keyword_matches():
 class TemplateSearcher(FakeSearcher):
     """Stand-in index of a raise site holding a message *template* and a doc quoting the message."""
 
-    FILES = {
+    FILES: ClassVar[dict[str, str]] = {
         "docs/usage.md": "# Usage\n\nA bad count prints:\n\n    Error: 'twelve' is not a valid integer.\n",
         "src/types.py": "class IntType:\n    def convert(self, value):\n        try:\n            return int(value)\n"
                         "        except ValueError:\n            self.fail(\n"
