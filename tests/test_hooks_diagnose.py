@@ -143,6 +143,20 @@ def test_message_template_raise_site_beats_a_verbatim_mention_in_docs():
     assert s.calls[0][1] == ["is not a valid integer"]
 
 
+class ComposedSearcher(TemplateSearcher):
+    FILES: ClassVar[dict[str, str]] = {
+        "src/exceptions.py": "class NoSuchOption(Exception):\n    def __init__(self, name):\n"
+                             "        super().__init__(f\"No such option: {name}\")\n",
+        "src/parser.py": "from .exceptions import NoSuchOption\n\n\ndef match(opt, known):\n"
+                         "    if opt not in known:\n        raise NoSuchOption(opt)\n    return opt\n",
+    }
+
+
+def test_message_composed_by_its_class_puts_the_raise_site_first():
+    resp = diagnose(ComposedSearcher(Path("/r")), {"error": "Exit code 1\nE   NoSuchOption: No such option: --nope", "cwd": "/r"})
+    assert [p for p, _, _ in ranges(resp)] == ["src/parser.py", "src/exceptions.py"]
+
+
 def test_no_shared_words_means_no_message_hit():
     s = TemplateSearcher(Path("/r"))
     resp = diagnose(s, {"error": "Exit code 1\nTraceback (most recent call last):\n  File \"app.py\", line 3, in <module>\n"

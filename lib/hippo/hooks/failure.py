@@ -123,10 +123,15 @@ def diagnose(searcher, request: dict, mode: str = "hybrid") -> dict:
             row = min(rows, key=lambda r: r["end_line"] - r["start_line"])  # innermost unit
             add(_focus(searcher.hit_for_rows([row], score=1.0), loc.line), "frame")
 
-    for hit, line in _message_hits(searcher, sig):
-        add(_focus(hit, line), "message")
-    for hit in _raise_sites(searcher, sig):
-        add(_focus(hit, _raise_line(hit, sig)), "raise-site")
+    message_hits = _message_hits(searcher, sig)
+    raise_sites = [(hit, _raise_line(hit, sig)) for hit in _raise_sites(searcher, sig)]
+    # a message composed inside its own exception class (`class NoSuchOption: ... "No such option"`)
+    # says what, not where: the places raising that class come first then
+    composed = [m for m in message_hits if _defines_error_class(m[0].snippet, sig)]
+    ordered = [m for m in message_hits if m not in composed]
+    ordered = (ordered + raise_sites + composed) if raise_sites else message_hits
+    for hit, line in ordered:
+        add(_focus(hit, line), "raise-site" if (hit, line) in raise_sites else "message")
 
     # the semantic query for the message only when neither frames nor its text led anywhere (a
     # quoted word such as 'name' then matches half the repo); failing tests always
@@ -257,6 +262,11 @@ def _raise_sites(searcher, sig: Signals) -> list:
         if 0 < len(sites) <= 4:
             out.extend(sites)
     return out
+
+
+def _defines_error_class(snippet: str, sig: Signals) -> bool:
+    names = {e.etype.rsplit(".", 1)[-1] for e in sig.errors[:2]}
+    return any(re.search(r"\bclass\s+" + re.escape(n) + r"\b", snippet) for n in names if n)
 
 
 def _raise_line(hit, sig: Signals) -> int | None:
