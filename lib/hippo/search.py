@@ -15,6 +15,7 @@ from datetime import date
 from pathlib import Path
 from typing import Sequence
 
+from hippo import pasted
 from hippo.config import Settings, load_settings
 from hippo.errors import BadQueryError, NoIndexError
 from hippo.results import Hit, SearchResponse
@@ -25,6 +26,11 @@ __all__ = ["Searcher", "search", "Hit", "SearchResponse"]
 
 CANDIDATES = 60  # per retriever
 RRF_K = 60
+# Tuned on bench/quality (click + npm, error/intent/spec tasks): the vector list adds recall for
+# paraphrased questions but its near-misses crowd out exact matches when weighted like full-text.
+VECTOR_WEIGHT = 0.3  # RRF weight of the vector list in hybrid mode (full-text lists weigh 1.0)
+VEC_CONF = 0.6  # how much cosine similarity alone can vouch for a chunk
+RANK_W = 0.45  # final score = RANK_W * fused rank + (1 - RANK_W) * confidence (+ keyword/phrase bonuses)
 MAX_QUERY_CHARS = 2000
 TRUNCATION_MARK = "// ... (content truncated)"
 MIN_CONFIDENCE = 0.32  # below this for every hit: say "no high-confidence results"
@@ -33,6 +39,9 @@ LOW_SIGNAL_PATHS = re.compile(
     r"|(^|/)(test_[^/]*|[^/]*_test\.[a-z]+|[^/]*\.(test|spec)\.[a-z]+|conftest\.py)$",
     re.IGNORECASE,
 )
+WANTS_CODE = re.compile(r"\b(change|alter|modify|fix|implement\w*|refactor|edit|patch|rewrite|function|method|"
+                        r"class|defined?|definition|raised?|throws?)\b", re.IGNORECASE)
+DOC_LANGUAGES = frozenset({"markdown", "rst", "text"})
 ASKS_FOR_TESTS = re.compile(r"\b(tests?|spec|fixtures?|vendor|example|mock|pytest|jest)\b", re.IGNORECASE)
 
 
@@ -123,20 +132,27 @@ class Searcher:
             return self._respond(query, [], 0, started, mode, f"No indexed files match {', '.join(globs)}.")
         embedded = self.store.count("embedded = true")
         use_vectors = mode in ("hybrid", "vector") and embedded > 0
+        # Pasted output (tracebacks, logs): search its message, not its boilerplate (see pasted.py).
+        is_pasted = pasted.looks_pasted(query)
+        focus = (pasted.focus_text(query) or query) if is_pasted else query
+        phrases = pasted.phrases(query) if is_pasted else []
         cands: dict[str, _Cand] = {}
         qvec = None
         if use_vectors:
-            qvec = self.embedder().embed_query(query)
+            qvec = self.embedder().embed_query(focus)
             vpred = pred if embedded == self.store.count() else _and(pred, "embedded = true")
-            self._fuse(cands, self._vector_hits(qvec, vpred))
+            self._fuse(cands, self._vector_hits(qvec, vpred), weight=VECTOR_WEIGHT if mode == "hybrid" else 1.0)
         if mode in ("hybrid", "keyword"):
-            self._fuse(cands, self._fts_hits(" ".join([query, *keywords]), pred))
+            self._fuse(cands, self._fts_hits(" ".join([focus, *keywords]), pred))
+            if phrases:
+                self._fuse(cands, self._phrase_scan(phrases, pred))
+                self._fuse(cands, self._fts_hits(" ".join(dict.fromkeys(" ".join(phrases).split())), pred))
         if keywords:
             self._fuse(cands, self._keyword_scan(keywords, pred, case_sensitive=exact))
         if exact:
             cands = {i: c for i, c in cands.items() if all(kw in c.row["text"] for kw in keywords)}
         total = len(cands)
-        self._score(cands.values(), query, keywords, qvec)
+        self._score(cands.values(), focus, keywords, qvec, phrases)
         hits, message = self._select(cands.values(), query, k, budget)
         strategy = {"hybrid": "hybrid (semantic + keyword)", "vector": "semantic only",
                     "keyword": "keyword only"}[mode]
@@ -196,6 +212,22 @@ class Searcher:
         except Exception:  # noqa: BLE001 - FTS index not built yet or a tokenizer edge case: vector half still answers
             return []
 
+    def _phrase_scan(self, phrases: list[str], pred: str | None) -> list[dict]:
+        """Chunks holding a run of the pasted message's words (one regex pass over the text column)."""
+        from hippo.store import sql_str
+
+        top = phrases[:12]
+        try:
+            rows = self.store.chunks().search().where(
+                _and(pred, f"regexp_like(text, {sql_str(pasted.phrase_regex(top))})")).limit(CANDIDATES * 3).to_list()
+        except Exception:  # noqa: BLE001 - an engine without regexp_like: the other retrievers still answer
+            return []
+        def hits(r: dict) -> int:
+            norm = pasted.normalise(r["text"])
+            return sum(len(ph) for ph in top if ph in norm)
+
+        return sorted(rows, key=hits, reverse=True)[:CANDIDATES]
+
     def _keyword_scan(self, keywords: list[str], pred: str | None, case_sensitive: bool) -> list[dict]:
         from hippo.store import sql_str
 
@@ -218,17 +250,17 @@ class Searcher:
         return sorted(rows, key=weight, reverse=True)[:CANDIDATES]
 
     @staticmethod
-    def _fuse(cands: dict[str, _Cand], rows: list[dict]) -> None:
+    def _fuse(cands: dict[str, _Cand], rows: list[dict], weight: float = 1.0) -> None:
         for rank, row in enumerate(rows):
             c = cands.get(row["id"])
             if c is None:
                 c = cands[row["id"]] = _Cand(row=row)
-            c.rrf += 1.0 / (RRF_K + rank + 1)
+            c.rrf += weight / (RRF_K + rank + 1)
             if "_cos" in row:
                 c.cos = row["_cos"]
 
     # --- scoring ---------------------------------------------------------------------------------
-    def _score(self, cands, query: str, keywords: list[str], qvec) -> None:
+    def _score(self, cands, query: str, keywords: list[str], qvec, phrases: Sequence[str] = ()) -> None:
         cands = list(cands)
         if not cands:
             return
@@ -240,17 +272,24 @@ class Searcher:
                 c.cos = float(np.dot(np.asarray(c.row["vector"], dtype=np.float32), qvec))
         terms = query_terms(query + " " + " ".join(keywords))
         wants_tests = bool(ASKS_FOR_TESTS.search(query))
+        wants_code = bool(WANTS_CODE.search(query)) and not phrases
         best_rrf = max(c.rrf for c in cands)
         for c in cands:
             r = c.row
             present = text_terms(f"{r['text']} {r['path']} {r.get('symbol', '')} {r.get('breadcrumb', '')}")
-            coverage = len(terms & present) / len(terms) if terms else 0.0
+            # Saturating: a long query is not penalised for words no single chunk could hold.
+            coverage = min(1.0, len(terms & present) / min(len(terms), 6)) if terms else 0.0
+            n_phr = sum(1 for ph in phrases if ph in pasted.normalise(r["text"])) if phrases else 0
             vec_conf = min(1.0, max(0.0, (c.cos - 0.15) / 0.5)) if c.cos is not None else 0.0
             kw_cov = (sum(1 for kw in keywords if kw.lower() in r["text"].lower()) / len(keywords)) if keywords else 0.0
-            conf = max(vec_conf, 0.85 * coverage ** 1.5, 0.9 * kw_cov)
+            conf = max(VEC_CONF * vec_conf, 0.85 * coverage ** 1.5, 0.9 * kw_cov)
             if vec_conf and coverage:
                 conf = min(1.0, conf + 0.1 * min(vec_conf, coverage))
-            final = 0.45 * (c.rrf / best_rrf) + 0.55 * conf + 0.1 * kw_cov
+            if n_phr:
+                conf = max(conf, min(1.0, 0.45 + 0.15 * n_phr))
+            final = RANK_W * (c.rrf / best_rrf) + (1 - RANK_W) * conf + 0.1 * kw_cov + 0.25 * min(n_phr, 3) / 3
+            if wants_code and r.get("language") in DOC_LANGUAGES:
+                final *= 0.8  # "where do I change X" asks for code, not the page documenting X
             if not wants_tests and LOW_SIGNAL_PATHS.search(r["path"]):
                 final *= 0.6
                 conf *= 0.8
