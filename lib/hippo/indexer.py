@@ -161,6 +161,23 @@ def _dry_run_summary(files) -> dict:
             "by_top_folder": dict(by_dir.most_common())}
 
 
+def _check_table_files(index_dir: Path, state: IndexState) -> None:
+    """A few stat calls that catch lost LanceDB files even on a no-op run (which never opens the table).
+
+    Raises the same "Not found: ... .lance" error LanceDB would, so callers rebuild the way they do for it.
+    """
+    if not state.chunk_count:
+        return
+    table = index_dir / "db" / "chunks.lance"
+    for part in ("_versions", "data"):
+        try:
+            if any((table / part).iterdir()):
+                continue
+        except OSError:
+            pass
+        raise FileNotFoundError(f"Not found: {table / part} (LanceDB table files of chunks.lance are missing)")
+
+
 class Indexer:
     def __init__(self, root: Path, settings: Settings | None = None, *, embedder=None,
                  progress: Progress | None = None) -> None:
@@ -282,6 +299,7 @@ class Indexer:
         usable = (state is not None and state.schema_version == SCHEMA_VERSION
                   and state.model_id == self.model_name and db_exists and not full)
         if usable:
+            _check_table_files(self.index_dir, state)
             self._dim = state.dim
             return state
         # Model, schema or layout changed (or the user asked): rebuild cleanly instead of mixing.
