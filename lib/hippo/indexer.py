@@ -62,6 +62,7 @@ class IndexReport:
     pruned_all: bool = False  # ... and no reader was open, so every old table version was dropped
     skipped: dict[str, int] = field(default_factory=dict)
     dry_run: dict | None = None
+    vector_index_built: bool = False
 
 
 def index_dir_for(root: Path, settings: Settings) -> Path:
@@ -419,6 +420,8 @@ class Indexer:
             store.update_vectors(batch)
             done += len(batch)
             self.progress("vectors", done, total)
+        if store.ensure_vector_index():
+            report.vector_index_built = True
         state.vectors_complete = True
         save_state(self.index_dir, state)
 

@@ -190,7 +190,8 @@ class Searcher:
         return sql_in("path", paths)
 
     def _vector_hits(self, qvec, pred: str | None) -> list[dict]:
-        q = self.store.chunks().search(qvec).metric("cosine").limit(CANDIDATES)
+        # nprobes/refine_factor only matter once the IVF_PQ index exists (big tables, see store.py).
+        q = self.store.chunks().search(qvec).metric("cosine").nprobes(20).refine_factor(10).limit(CANDIDATES)
         if pred:
             q = q.where(pred, prefilter=True)
         rows = q.to_list()
@@ -313,13 +314,19 @@ class Searcher:
         """Mark stale hits (live file differs from the indexed text) and fill in last_modified."""
         from hippo import gitutil
 
-        tracked_clean = [h.path for h in hits if (rec := self.state.files.get(h.path)) and rec.blob]
-        dates: dict[str, str] = {}
-        if tracked_clean:
+        # one `git log` per file is the slowest part of a warm query: remember each (path, blob)'s date
+        known = self.__dict__.setdefault("_commit_dates", {})
+        keys = {h.path: (h.path, rec.blob) for h in hits if (rec := self.state.files.get(h.path)) and rec.blob}
+        missing = sorted(p for p, key in keys.items() if key not in known)
+        if missing:
             try:
-                dates = gitutil.last_commit_dates(self.root, sorted(set(tracked_clean)))
+                found = gitutil.last_commit_dates(self.root, missing)
             except Exception:  # noqa: BLE001 - dates are a nicety; never fail a search over them
-                dates = {}
+                found = {}
+            if len(known) > 50_000:
+                known.clear()
+            known.update({keys[p]: d for p, d in found.items()})
+        dates = {p: known[key] for p, key in keys.items() if key in known}
         for h in hits:
             live = self.root / h.path
             rec = self.state.files.get(h.path)
