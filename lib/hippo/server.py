@@ -2,7 +2,7 @@
 hook answers in tens of milliseconds instead of paying ~1.5 s of imports per failed command.
 
 Listens on a unix socket in the index dir (hooks.client.socket_path), one JSON request per
-connection: {"op": "ping"|"diagnose"|"search", ...} -> {"ok": bool, "result"|"error": ...}.
+connection: {"op": "ping"|"hook"|"diagnose"|"search", ...} -> {"ok": bool, "result"|"error": ...}.
 A singleton lock (`server.lock`) keeps one server per index; it exits after `idle_s` without
 requests. Before each query it picks up the latest committed table version (the background
 indexer writes while we read). Started as a fresh `python -m hippo serve` (never forked).
@@ -63,6 +63,8 @@ class QueryServer:
         op = req.get("op")
         if op == "ping":
             return {"ok": True, "result": {"pid": os.getpid(), "root": str(self.root)}}
+        if op == "hook":
+            return self._hook(req)
         if op == "diagnose":
             from hippo.hooks.failure import diagnose
 
@@ -73,6 +75,21 @@ class QueryServer:
                                           k=req.get("k"), budget_chars=req.get("budget_chars"))
             return {"ok": True, "result": resp.to_dict()}
         return {"ok": False, "error": f"unknown op {op!r}"}
+
+    def _hook(self, req: dict) -> dict:
+        """A whole PostToolUseFailure hook (gate, diagnose, dedupe, render) for a payload from this repo,
+        so the hook process itself imports almost nothing. Not ok for another repo's payload."""
+        from hippo.hooks.common import find_repo_root
+
+        payload = req.get("payload")
+        if req.get("event") != "tool-failure" or not isinstance(payload, dict):
+            return {"ok": False, "error": "unsupported hook"}
+        root = find_repo_root(payload.get("cwd"))
+        if root is None or root != self.root.resolve():
+            return {"ok": False, "error": "payload is for another repository"}
+        from hippo.hooks.failure import diagnose, handle
+
+        return {"ok": True, "result": {"output": handle(payload, diagnoser=lambda r: diagnose(self.searcher(), r))}}
 
     def serve(self) -> int:
         """Run until idle; returns 0 (also when another server already owns this index)."""

@@ -2,37 +2,48 @@
 
 One JSON object per connection each way. Any failure (no socket, refused, timeout, bad reply)
 returns None so the caller falls back to its cold path.
+
+`warm_hook` is the hook fast path: when a server is up it does the whole hook (gate, retrieval,
+dedupe, rendering), so the short-lived hook process imports only json/os/socket — no pathlib,
+re, dataclasses or config (each costs milliseconds that a failed command pays every time).
 """
 from __future__ import annotations
 
-import fcntl
-import hashlib
 import json
 import os
 import socket
-import tempfile
-from pathlib import Path
 
 MAX_REPLY = 8 * 1024 * 1024
+WARM_TIMEOUT_S = 3.0
+_SUN_PATH_MAX = 100  # AF_UNIX paths are limited to ~104-108 bytes depending on the OS
 
 
-def socket_path(index_dir: Path) -> Path:
-    """`<index_dir>/server.sock`, or a short path in the temp dir when that is too long for AF_UNIX."""
-    p = Path(index_dir) / "server.sock"
-    if len(os.fsencode(str(p))) < 100:
+def _socket_file(index_dir) -> str:
+    p = os.path.join(os.fspath(index_dir), "server.sock")
+    if len(os.fsencode(p)) < _SUN_PATH_MAX:
         return p
-    digest = hashlib.sha1(os.fsencode(str(Path(index_dir).resolve()))).hexdigest()[:16]
-    return Path(tempfile.gettempdir()) / f"hippo-{os.getuid()}" / f"{digest}.sock"
+    import hashlib
+    import tempfile
+
+    digest = hashlib.sha1(os.fsencode(os.path.realpath(os.fspath(index_dir)))).hexdigest()[:16]
+    return os.path.join(tempfile.gettempdir(), f"hippo-{os.getuid()}", f"{digest}.sock")
 
 
-def request(index_dir: Path, payload: dict, timeout: float = 3.0) -> dict | None:
-    path = socket_path(index_dir)
-    if not path.exists():
+def socket_path(index_dir):
+    """`<index_dir>/server.sock`, or a short path in the temp dir when that is too long for AF_UNIX."""
+    from pathlib import Path
+
+    return Path(_socket_file(index_dir))
+
+
+def request(index_dir, payload: dict, timeout: float = WARM_TIMEOUT_S) -> dict | None:
+    path = _socket_file(index_dir)
+    if not os.path.exists(path):
         return None
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
             s.settimeout(timeout)
-            s.connect(str(path))
+            s.connect(path)
             s.sendall(json.dumps(payload).encode("utf-8") + b"\n")
             s.shutdown(socket.SHUT_WR)
             chunks, size = [], 0
@@ -53,10 +64,54 @@ def request(index_dir: Path, payload: dict, timeout: float = 3.0) -> dict | None
     return result if isinstance(result, dict) else None
 
 
-def server_running(index_dir: Path) -> bool:
+def repo_root(cwd) -> str | None:
+    """Nearest ancestor of `cwd` holding `.git` (same rule as common.find_repo_root, without pathlib)."""
+    if not cwd or not isinstance(cwd, str):
+        return None
+    try:
+        p = os.path.realpath(cwd)
+    except (OSError, ValueError):
+        return None
+    while True:
+        if os.path.exists(os.path.join(p, ".git")):
+            return p
+        parent = os.path.dirname(p)
+        if parent == p:
+            return None
+        p = parent
+
+
+def quick_index_dir(root: str) -> str:
+    """The index dir without loading settings in the common case (no HIPPO_INDEX_DIR, no config file)."""
+    if "HIPPO_INDEX_DIR" not in os.environ and not any(
+            os.path.isfile(os.path.join(root, name)) for name in ("hippo.toml", os.path.join(".hippo", "config.toml"))):
+        return os.path.join(root, ".hippo")
+    from pathlib import Path
+
+    from hippo.config import load_settings
+
+    return str(load_settings(Path(root)).index_path(Path(root)))
+
+
+def warm_hook(event: str, payload: dict, timeout: float = WARM_TIMEOUT_S) -> tuple[bool, dict | None]:
+    """Let the repo's running server answer a whole hook. (True, output or None) when it answered;
+    (False, None) when no server is up or it failed, and the caller runs the in-process handler."""
+    root = repo_root(payload.get("cwd"))
+    if root is None:
+        return False, None
+    result = request(quick_index_dir(root), {"op": "hook", "event": event, "payload": payload}, timeout=timeout)
+    if result is None:
+        return False, None
+    out = result.get("output")
+    return True, out if isinstance(out, dict) else None
+
+
+def server_running(index_dir) -> bool:
     """True when some process holds the server's singleton lock."""
-    lock = Path(index_dir) / "server.lock"
-    if not lock.exists():
+    import fcntl
+
+    lock = os.path.join(os.fspath(index_dir), "server.lock")
+    if not os.path.exists(lock):
         return False
     try:
         with open(lock, "a+") as fh:
@@ -70,7 +125,7 @@ def server_running(index_dir: Path) -> bool:
         return False
 
 
-def start_server(root: Path, index_dir: Path) -> int | None:
+def start_server(root, index_dir) -> int | None:
     """Start `python -m hippo serve` detached unless one is already up (the server re-checks)."""
     from hippo.hooks.common import spawn_detached
 

@@ -4,10 +4,8 @@ detached background processes. Stdlib only: this is on every hook's import path.
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 import time
-import traceback
 from pathlib import Path
 
 HARD_CAP = 9500  # Claude Code turns longer hook values into a 2 KB preview (contract §2.6)
@@ -55,6 +53,8 @@ def log(log_dir: Path | None, message: str, exc: BaseException | None = None) ->
         stamp = time.strftime("%Y-%m-%d %H:%M:%S")
         text = f"{stamp} [{os.getpid()}] {message}\n"
         if exc is not None:
+            import traceback
+
             text += "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         with os.fdopen(fd, "a", encoding="utf-8", errors="replace") as fh:
@@ -83,6 +83,8 @@ def spawn_detached(args: list[str], log_dir: Path, cwd: Path, env: dict | None =
 
     A fresh interpreter, never a fork: lancedb deadlocks in forked children (tech-probe §3f).
     """
+    import subprocess  # not at module level: the warm hook path never spawns
+
     try:
         log_dir.mkdir(parents=True, exist_ok=True)
         fd = os.open(log_dir / "hippo.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)

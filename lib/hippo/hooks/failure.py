@@ -33,7 +33,9 @@ MAX_FRAME_LINES = 50  # a frame's chunk is cut to this many lines around the fra
 MAX_FRAMES = 5
 
 
-def handle(payload: dict[str, Any]) -> dict | None:
+def handle(payload: dict[str, Any], warm: bool = True, diagnoser=None) -> dict | None:
+    """The hook. `diagnoser(request)` answers in-process (the warm server passes its own Searcher);
+    without it, ask the server unless `warm` is False (the caller already tried), else go cold."""
     if payload.get("tool_name", "Bash") != "Bash":
         return None
     error = payload.get("error")
@@ -55,10 +57,13 @@ def handle(payload: dict[str, Any]) -> dict | None:
     session_id = str(payload.get("session_id") or "")
     request = {"op": "diagnose", "error": error, "cwd": cwd,
                "exclude": sorted(session_state.injected_keys(idx, session_id))}
-    resp = client.request(idx, request, timeout=WARM_TIMEOUT_S)
-    if resp is None:
-        client.start_server(root, idx)
-        resp = _cold(root, settings, request)
+    if diagnoser is not None:
+        resp = diagnoser(request)
+    else:
+        resp = client.request(idx, request, timeout=WARM_TIMEOUT_S) if warm else None
+        if resp is None:
+            client.start_server(root, idx)
+            resp = _cold(root, settings, request)
     if not resp or not resp.get("hits"):
         return None
     from hippo.render import to_xml

@@ -2,15 +2,16 @@
 
 Fails open by construction: whatever happens, exit status 0 and stdout holds one JSON object or
 nothing; exceptions go to the rotated `hippo.log` (in the repo's index dir, else $HIPPO_HOME).
-Stdlib-only imports; each handler decides itself whether it needs the search stack.
+Stdlib-only imports; each handler decides itself whether it needs the search stack. Module-level
+imports are kept to json/os/sys: a failed command pays for this process every time, and when the
+repo's warm server is up, `tool-failure` is answered by it whole (client.warm_hook) so nothing
+else — not even pathlib or re — needs importing.
 """
 from __future__ import annotations
 
 import json
 import os
 import sys
-from pathlib import Path
-from typing import Any, Callable
 
 MAX_STDIN = 4 * 1024 * 1024  # payloads are ≤ ~20 KB; refuse to parse anything absurd
 
@@ -22,7 +23,13 @@ EVENTS = {
 }
 
 
-def _handler(event: str) -> Callable[[dict[str, Any]], dict | None]:
+def _log(log_dir, message: str, exc: BaseException | None = None) -> None:
+    from hippo.hooks.common import log
+
+    log(log_dir, message, exc)
+
+
+def _handler(event: str):
     if event == "session-start":
         from hippo.hooks.session_start import handle
     elif event == "tool-failure":
@@ -36,7 +43,7 @@ def _handler(event: str) -> Callable[[dict[str, Any]], dict | None]:
     return handle
 
 
-def _log_dir(payload: dict[str, Any] | None) -> Path | None:
+def _log_dir(payload: dict | None):
     try:
         from hippo.hooks.common import find_repo_root, index_dir
 
@@ -52,7 +59,7 @@ STR_FIELDS = ("cwd", "session_id", "transcript_path", "hook_event_name", "tool_n
               "prompt", "command_name", "command_args")
 
 
-def _shape_problem(data: Any) -> str | None:
+def _shape_problem(data) -> str | None:
     """Why a decoded payload cannot come from Claude Code (None when its known fields look right)."""
     if not isinstance(data, dict):
         return f"payload is a JSON {type(data).__name__}, not an object"
@@ -68,9 +75,8 @@ def _shape_problem(data: Any) -> str | None:
 
 def run(event: str, stdin_bytes: bytes | None) -> int:
     """Handle one hook invocation. Always returns 0; prints valid JSON or nothing."""
-    from hippo.hooks.common import log
-
-    payload: dict[str, Any] | None = None
+    log = _log
+    payload: dict | None = None
     try:
         if not stdin_bytes or not stdin_bytes.strip():
             log(None, f"hook {event}: empty stdin, ignored")
@@ -89,7 +95,7 @@ def run(event: str, stdin_bytes: bytes | None) -> int:
                 f"hook {event}: {problem}, ignored")
             return 0
         payload = data
-        out = _handler(event)(payload)
+        out = _dispatch(event, payload)
         if out:
             text = json.dumps(out, ensure_ascii=False)
             sys.stdout.write(text + "\n")
@@ -97,6 +103,20 @@ def run(event: str, stdin_bytes: bytes | None) -> int:
     except Exception as exc:  # noqa: BLE001 - the session must never see our failure
         log(_log_dir(payload), f"hook {event} failed", exc)
     return 0
+
+
+def _dispatch(event: str, payload: dict) -> dict | None:
+    """Warm server first for a failed command (it gates, retrieves, dedupes and renders), else in-process."""
+    if event == "tool-failure" and payload.get("tool_name", "Bash") == "Bash" and payload.get("error"):
+        from hippo.hooks.client import warm_hook
+
+        answered, out = warm_hook(event, payload)
+        if answered:
+            return out
+        from hippo.hooks.failure import handle
+
+        return handle(payload, warm=False)  # the server is down or failed: don't wait on it twice
+    return _handler(event)(payload)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -1,0 +1,162 @@
+"""The warm failure-hook path: the hook process hands the whole payload to the repo's server over its
+socket and imports almost nothing; the server gates, retrieves, dedupes and renders. Plus the
+server-side caches that keep a warm query fast (git dates per (path, blob))."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from hippo.hooks import client
+from hippo.hooks.common import find_repo_root
+from test_hooks_diagnose import FakeSearcher
+
+ERRORS = Path(__file__).parent / "fixtures" / "errors"
+
+
+def _payload(root: Path, error: str, session: str = "warm-1", cwd: Path | None = None) -> dict:
+    return {"hook_event_name": "PostToolUseFailure", "tool_name": "Bash", "tool_input": {"command": "python -m shop.main"},
+            "error": error, "session_id": session, "cwd": str(cwd or root / "py")}
+
+
+@pytest.fixture
+def warm_server(git_repo, monkeypatch):
+    """A QueryServer on a real socket (in a thread) over a stand-in Searcher of the fixture projects."""
+    from hippo.server import QueryServer
+
+    monkeypatch.delenv("HIPPO_INDEX_DIR", raising=False)
+    root = git_repo({"README.md": "# r\n"}, name="warm").resolve()
+    (root / "py").mkdir()
+    idx = root / ".hippo"
+    idx.mkdir()
+    (idx / "state.json").write_text("{}")
+    srv = QueryServer(root, idle_s=3.0)
+    srv._searcher = FakeSearcher(root)
+    srv._state_mtime = (idx / "state.json").stat().st_mtime
+    t = threading.Thread(target=srv.serve, daemon=True)
+    t.start()
+    deadline = time.time() + 20
+    while client.request(idx, {"op": "ping"}, timeout=1) is None:
+        assert time.time() < deadline, "server did not come up"
+        time.sleep(0.05)
+    yield root, srv
+    t.join(10)
+
+
+def _error(root: Path, name: str) -> str:
+    return (ERRORS / name).read_text(encoding="utf-8").replace("/home/dev/work", str(root))
+
+
+def test_repo_root_matches_common(tmp_path):
+    repo = tmp_path / "a"
+    (repo / "x" / "y").mkdir(parents=True)
+    (repo / ".git").mkdir()
+    wt = tmp_path / "wt"
+    wt.mkdir()
+    (wt / ".git").write_text("gitdir: elsewhere\n")  # a worktree's .git is a file
+    outside = tmp_path / "none"
+    outside.mkdir()
+    for cwd in (repo / "x" / "y", repo, wt, outside):
+        expect = find_repo_root(str(cwd))
+        got = client.repo_root(str(cwd))
+        assert (Path(got) if got else None) == expect
+    assert client.repo_root("") is None and client.repo_root(None) is None
+
+
+def test_quick_index_dir_honours_env_and_config(tmp_path, monkeypatch):
+    monkeypatch.delenv("HIPPO_INDEX_DIR", raising=False)
+    root = str(tmp_path)
+    assert client.quick_index_dir(root) == os.path.join(root, ".hippo")
+    (tmp_path / "hippo.toml").write_text('[hippo]\nindex_dir = "idx-here"\n')
+    assert client.quick_index_dir(root) == str(tmp_path / "idx-here")
+    (tmp_path / "hippo.toml").unlink()
+    monkeypatch.setenv("HIPPO_INDEX_DIR", str(tmp_path / "elsewhere"))
+    assert client.quick_index_dir(root) == str(tmp_path / "elsewhere")
+
+
+def test_socket_path_long_dirs_go_to_tmp(tmp_path):
+    short = tmp_path / "i"
+    assert client.socket_path(short) == short / "server.sock"
+    deep = tmp_path / ("d" * 120)
+    p = client.socket_path(deep)
+    assert p.name.endswith(".sock") and len(str(p)) < 100 and client.socket_path(deep) == p
+
+
+def test_warm_hook_answers_whole_hook_and_dedupes(warm_server):
+    root, _ = warm_server
+    payload = _payload(root, _error(root, "py_traceback.txt"))
+    answered, out = client.warm_hook("tool-failure", payload)
+    assert answered and out is not None
+    ctx = out["hookSpecificOutput"]["additionalContext"]
+    assert out["hookSpecificOutput"]["hookEventName"] == "PostToolUseFailure"
+    assert ctx.startswith("hippo: code related to this failure") and "<source_file>py/shop/" in ctx
+    # the same session gets nothing new for the same failure: the server recorded what it injected
+    again = client.warm_hook("tool-failure", payload)
+    assert again[0] and (again[1] is None or again[1]["hookSpecificOutput"]["additionalContext"] != ctx)
+
+
+def test_warm_hook_gated_out_and_foreign_payloads(warm_server, tmp_path):
+    root, _ = warm_server
+    gated = client.warm_hook("tool-failure", _payload(root, "Exit code 127\nbash: line 1: pnpmx: command not found"))
+    assert gated == (True, None)  # the server answered: nothing to inject
+    # a payload whose cwd is another repo is refused, so the caller falls back to its own path
+    other = tmp_path / "other"
+    (other / ".git").mkdir(parents=True)
+    (other / ".hippo").symlink_to(root / ".hippo")
+    assert client.warm_hook("tool-failure", _payload(other, "Exit code 1\nValueError: x", cwd=other)) == (False, None)
+    assert client.warm_hook("tool-failure", {"cwd": str(tmp_path / "nowhere"), "error": "x"}) == (False, None)
+
+
+def test_hook_process_uses_server_and_imports_little(warm_server):
+    """`python -m hippo hook tool-failure` with a server up: same answer, no signals/config/pathlib import."""
+    root, _ = warm_server
+    payload = _payload(root, _error(root, "py_traceback.txt"), session="warm-proc")
+    env = {**os.environ, "HIPPO_NO_SERVER": "1", "HIPPO_NO_BACKGROUND_INDEX": "1"}
+    env.pop("HIPPO_INDEX_DIR", None)
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "hippo", "hook", "tool-failure"],
+                          input=json.dumps(payload).encode(), capture_output=True, env=env, timeout=60)
+    assert proc.returncode == 0
+    out = json.loads(proc.stdout)
+    assert "<source_file>py/shop/" in out["hookSpecificOutput"]["additionalContext"]
+    imported = {line.split("|")[-1].strip() for line in proc.stderr.decode().splitlines() if "|" in line}
+    for heavy in ("hippo.hooks.signals", "hippo.hooks.failure", "hippo.config", "hippo.render", "pathlib",
+                  "subprocess", "dataclasses", "lancedb", "numpy"):
+        assert heavy not in imported, heavy
+
+
+def test_annotate_caches_git_dates_per_path_and_blob(tmp_path, monkeypatch):
+    pytest.importorskip("lancedb")
+    from helpers_index import sample_repo
+    from hippo import gitutil
+    from hippo.indexer import index_repo
+    from hippo.search import Searcher
+
+    monkeypatch.setenv("HIPPO_MODEL", "fake")
+    root = sample_repo(tmp_path)
+    index_repo(root)
+    calls: list[list[str]] = []
+    real = gitutil.last_commit_dates
+
+    def counting(r, paths):
+        paths = list(paths)
+        calls.append(paths)
+        return real(r, paths)
+
+    monkeypatch.setattr(gitutil, "last_commit_dates", counting)
+    s = Searcher(root)
+    first = s.search("verify password hash", k=4, mode="keyword")
+    assert first.hits and calls and all(h.last_modified for h in first.hits)
+    n = len(calls)
+    second = s.search("verify password hash", k=4, mode="keyword")
+    assert len(calls) == n  # every (path, blob) already known: no git at all
+    assert [h.last_modified for h in second.hits] == [h.last_modified for h in first.hits]
+    # a changed blob for one file is looked up again
+    path = first.hits[0].path
+    s.state.files[path].blob = "0" * 40
+    s.search("verify password hash", k=4, mode="keyword")
+    assert calls[n:] == [[path]]
