@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 
 MAX_REPLY = 8 * 1024 * 1024
 WARM_TIMEOUT_S = 3.0
@@ -40,6 +39,8 @@ def request(index_dir, payload: dict, timeout: float = WARM_TIMEOUT_S) -> dict |
     path = _socket_file(index_dir)
     if not os.path.exists(path):
         return None
+    import socket  # only once there is a server to talk to
+
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
             s.settimeout(timeout)

@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import os
 import re
-import threading
 import time
 from pathlib import Path
 from typing import Any
 
-from hippo.hooks import client, session_state
+from hippo.hooks import client
 from hippo.hooks.common import find_repo_root, index_dir, log, reply
 from hippo.hooks.gate import hit_reason, pre_gate
 from hippo.hooks.signals import Location, Signals, extract, message_literals, shared_run, template_fragments
@@ -54,6 +53,8 @@ def handle(payload: dict[str, Any], warm: bool = True, diagnoser=None) -> dict |
     settings, idx = index_dir(root)
     if not (idx / "state.json").is_file():
         return None  # no index yet: SessionStart is building it; nothing to look up
+    from hippo.hooks import session_state  # after the gates: tempfile/shutil are not free to import
+
     session_id = str(payload.get("session_id") or "")
     request = {"op": "diagnose", "error": error, "cwd": cwd,
                "exclude": sorted(session_state.injected_keys(idx, session_id))}
@@ -76,6 +77,8 @@ def handle(payload: dict[str, Any], warm: bool = True, diagnoser=None) -> dict |
 
 def _cold(root: Path, settings, request: dict) -> dict | None:
     """No warm server: search in-process (keyword mode: no model load) within COLD_BUDGET_S."""
+    import threading
+
     box: dict[str, Any] = {}
 
     def work() -> None:
