@@ -5,6 +5,7 @@ Benchmarks are scripts, not tests; this only proves they run and that their scor
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -126,3 +127,73 @@ def test_naive_dense_with_fake_embedder(corpus: Path) -> None:
     nd = systems.NaiveDense(docs, FakeEmbedder())
     res = nd.search("release tagged from the main branch changelog reviewed")
     assert res[0].path == "docs/guide.md"
+
+
+@pytest.mark.parametrize("arg, expected", [
+    ("'npm profile set <prop> <value>')", "npm profile set <prop> <value>"),  # `)` is not a value
+    ("`${cmd} not recognized`)", "{v} not recognized"),
+    ("'Invalid package, must have name and version')", "Invalid package, must have name and version"),
+    ("`Unknown command ${c}`), {", "Unknown command {v}"),
+    ("'Unknown profile command: ' + subcmd)", "Unknown profile command: {v}"),
+    ("'found no deps installed from ' + 'a supported registry')", "found no deps installed from a supported registry"),
+    ("'mode is ' + (json ? 'JSON' : 'text') + ' only')", "mode is {v} only"),
+    ("'a' + this.npm.config.get('x').trim() + 'b')", "a{v}b"),
+    ("`The \\`${key}\\` option`)", "The `{v}` option"),
+    ("'first line\\nsecond line')", "first line\nsecond line"),
+    ("err.message)", None),  # no literal: no task
+])
+def test_js_message_fills_only_real_values(arg: str, expected: str | None) -> None:
+    got = tasks._js_message(arg, "seed")
+    assert got == tasks._js_message(arg, "seed")  # deterministic
+    if expected is None:
+        assert got is None
+        return
+    fills = {f.strip("'") for f in tasks._FILL}
+    head, _, tail = expected.partition("{v}")
+    assert got.startswith(head) and got.endswith(tail), got
+    if "{v}" in expected:
+        assert got[len(head):len(got) - len(tail)] in fills, got
+    else:
+        assert got == expected
+
+
+def test_js_errors_join_continued_lines_and_stop_at_the_paren(tmp_path: Path) -> None:
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "p.js").write_text(
+        "function f (x) {\n"
+        "  throw new Error('npm profile set <prop> <value>')\n"
+        "}\n"
+        "function g () {\n"
+        "  throw new Error(\n"
+        "    'Enabling two-factor authentication is an interactive operation and ' +\n"
+        "    (json ? 'JSON' : 'parseable') + ' output mode is not available'\n"
+        "  )\n"
+        "}\n")
+    errs = {t.start: t.query for t in tasks.js_errors(tmp_path, ["lib/p.js"])}
+    assert "Error: npm profile set <prop> <value>\n" in errs[2]
+    msg = next(ln for ln in errs[5].splitlines() if "two-factor" in ln)
+    assert msg.startswith("Error: Enabling two-factor authentication is an interactive operation and ")
+    assert msg.endswith(" output mode is not available")
+
+
+def test_python_messages_do_not_double_quotes() -> None:
+    import ast
+
+    def render(src: str) -> str:
+        return tasks._py_message(ast.parse(src, mode="eval").body, "seed")
+
+    assert "''" not in render("f\"Name '{name}' defined twice\"")
+    assert re.fullmatch(r"Unknown color \w[\w.-]*", render("f'Unknown color {c}'"))
+    assert render("f'got {x!r} here'")[4:-5] in tasks._FILL  # !r keeps the repr: quoted strings, bare numbers
+    assert re.fullmatch(r"Unknown stream: \S+ found", render("'Unknown stream: ' + name + ' found'"))
+
+
+def test_spec_questions_paraphrase_without_copying_runs(corpus: Path) -> None:
+    (spec,) = tasks.spec_tasks(corpus, FILES)
+    section = MD.split("## Release process", 1)[1]
+    assert not tasks.shares_run(spec.query, "Release process" + section)
+    assert "release" not in spec.query.lower()  # heading words are not in the question
+    assert "maintainer" in spec.query and "changelog" in spec.query
+    assert tasks.shares_run("every release is tagged", section)  # the check itself can fail
+    again = tasks.spec_tasks(corpus, FILES)[0]
+    assert again.query == spec.query

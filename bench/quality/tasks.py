@@ -8,7 +8,8 @@ ordered by a hash of (path, line), so the same corpus always yields the same JSO
   the gold file, so finding the raise site takes retrieval, not path lookup. Gold = the raise line(s).
 - intent: a docstring's (or a leading comment's / npm command description's) first sentence with
   identifiers removed, phrased as a developer request. Gold = the documented unit.
-- spec: a question drawn from a docs section (heading + first sentence, names removed). Gold = section.
+- spec: a paraphrase-like question from a docs section's first sentence: heading words, names and stop
+  words removed, synonyms/singulars swapped in, no 4-word run copied from the section. Gold = section.
 - irrelevant: environment failures that should inject nothing (see IRRELEVANT).
 """
 from __future__ import annotations
@@ -65,9 +66,16 @@ def _py_message(node: ast.AST, seed: str) -> str | None:
         for i, v in enumerate(node.values):
             if isinstance(v, ast.Constant):
                 out.append(str(v.value))
-            else:
-                out.append(_filler(seed, i))
+            else:  # only `{x!r}` prints quotes; `'{x}'` already has them in the literal
+                fill = _filler(seed, i)
+                out.append(fill if getattr(v, "conversion", -1) == ord("r") else fill.strip("'"))
         return "".join(out)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):  # "lit " + name: the code's own join
+        left, right = _py_message(node.left, seed), _py_message(node.right, seed + "+")
+        if left is None and right is None:
+            return None
+        return (left if left is not None else _filler(seed, 90).strip("'")) + \
+            (right if right is not None else _filler(seed, 91).strip("'"))
     if isinstance(node, ast.Call):
         fn = node.func
         if isinstance(fn, ast.Name) and fn.id in ("_", "gettext", "ngettext") and node.args:
@@ -83,7 +91,9 @@ def _py_message(node: ast.AST, seed: str) -> str | None:
         if base is None:
             return None
         n = iter(range(100))
-        return re.sub(r"%(\([^)]*\))?[sdrif]", lambda m: _filler(seed, next(n)).strip("'"), base)
+        return re.sub(r"%(\([^)]*\))?[sdrif]",
+                      lambda m: _filler(seed, next(n)) if m.group().endswith("r") else _filler(seed, next(n)).strip("'"),
+                      base)
     return None
 
 
@@ -218,33 +228,73 @@ _THROW = re.compile(r"\bthrow\s+(?:Object\.assign\(\s*)?new\s+(\w*Error)\s*\(\s*
 _STR = re.compile(r"'((?:[^'\\]|\\.)*)'|\"((?:[^\"\\]|\\.)*)\"|`((?:[^`\\]|\\.)*)`")
 
 
+_JS_VALUE = re.compile(r"[A-Za-z_$][\w$]*(?:\s*(?:\.\s*[A-Za-z_$][\w$]*|\[[^\]]*\]))*")
+
+
+_JS_ESCAPES = {"n": "\n", "t": "\t", "r": ""}
+
+
+def _balanced(arg: str, pos: int) -> int:
+    """End of the bracket group opening at `pos` (or len(arg) if it never closes on the line)."""
+    depth = 0
+    for i in range(pos, len(arg)):
+        depth += {"(": 1, "[": 1, ")": -1, "]": -1}.get(arg[i], 0)
+        if depth == 0:
+            return i + 1
+    return len(arg)
+
+
+def _js_value_end(arg: str, pos: int) -> int | None:
+    """End of one concatenated value (`x`, `a.b[c]`, `f(x)`, `(cond ? 'a' : 'b')`) at `pos`, or None."""
+    if arg.startswith("(", pos):
+        return _balanced(arg, pos)
+    m = _JS_VALUE.match(arg, pos)
+    if not m:
+        return None
+    end = m.end()
+    while arg.startswith("(", end):  # call: `name(args)`, possibly chained
+        end = _balanced(arg, end)
+        nxt = _JS_VALUE.match(arg, end + 1) if arg.startswith(".", end) else None
+        if nxt:
+            end = nxt.end()
+    return end
+
+
 def _js_message(arg: str, seed: str) -> str | None:
-    """Render `'lit' + x + \"lit\"` or a template literal with ${} filled in; None if no literal."""
+    """Render `'lit' + x + \"lit\"` or a template literal with ${} filled in; None if no literal.
+
+    Only what the code really concatenates becomes text: a value is filled in only where it follows a
+    `+` (or sits inside `${}`); the closing `)`, a `,` or anything else ends the message.
+    """
     parts, i, found = [], 0, False
     counter = iter(range(100, 200))
     arg = arg.strip()
-    pos = 0
+    pos, want_operand = 0, True
     while pos < len(arg):
+        ws = re.match(r"\s*", arg[pos:]).end()
+        pos += ws
+        if pos >= len(arg):
+            break
+        if not want_operand:
+            if arg[pos] != "+":
+                break
+            pos, want_operand = pos + 1, True
+            continue
         m = _STR.match(arg, pos)
         if m:
             found = True
             lit = m.group(1) if m.group(1) is not None else (m.group(2) if m.group(2) is not None else m.group(3))
             if m.group(3) is not None:
                 lit = re.sub(r"\$\{[^}]*\}", lambda _m: _filler(seed, next(counter)).strip("'"), lit)
-            parts.append(lit.replace("\\'", "'").replace('\\"', '"'))
-            pos = m.end()
+            parts.append(re.sub(r"\\(.)", lambda e: _JS_ESCAPES.get(e.group(1), e.group(1)), lit))
+            pos, want_operand = m.end(), False
             continue
-        nxt = re.match(r"\s*\+\s*", arg[pos:])
-        if nxt:
-            pos += nxt.end()
-            continue
-        ident = re.match(r"[\w.$\[\]()]+", arg[pos:])
-        if ident:
-            parts.append(_filler(seed, i).strip("'"))
-            i += 1
-            pos += ident.end()
-            continue
-        break
+        end = _js_value_end(arg, pos)
+        if end is None:
+            break
+        parts.append(_filler(seed, i).strip("'"))
+        i += 1
+        pos, want_operand = end, False
     return "".join(parts) if found else None
 
 
@@ -258,9 +308,10 @@ def js_errors(root: Path, files: list[str]) -> list[Task]:
             m = _THROW.search(line)
             if not m:
                 continue
-            arg = m.group(2)
-            if not arg.strip() and n < len(lines):
-                arg = lines[n].strip()
+            arg, nxt = m.group(2), n
+            while (not arg.strip() or arg.rstrip().endswith("+")) and nxt < len(lines) and nxt - n < 4:
+                arg = f"{arg.rstrip()} {lines[nxt].strip()}"  # `new Error(` or `'...' +` continues below
+                nxt += 1
             seed = f"{rel}:{n}"
             msg = _js_message(arg, seed)
             if not msg or len(msg.strip()) < MIN_MESSAGE_CHARS:
@@ -348,6 +399,80 @@ def _sections(lines: list[str], is_md: bool) -> list[tuple[str, int, int]]:
     return out
 
 
+# Paraphrase material for spec questions: common doc words -> a plain synonym (own small list).
+_SYNONYMS = dict(pair.split(":") for pair in """create:make creating:making created:made remove:delete removes:deletes
+removed:deleted delete:remove display:show displays:shows show:display shows:displays print:output prints:outputs
+run:execute runs:executes running:executing execute:run executed:run allows:lets allow:let allowing:letting
+useful:handy handy:useful feature:capability ability:capability accept:take accepts:takes accepted:taken
+parameters:params parameter:param arguments:args argument:arg default:fallback automatically:implicitly
+available:offered support:handle supports:handles supported:handled provide:offer provides:offers provided:offered
+called:invoked call:invoke calls:invokes invoked:called configuration:config directory:folder folder:directory
+error:failure errors:failures write:author writing:authoring written:authored start:begin starts:begins
+several:multiple multiple:several example:sample examples:samples behavior:behaviour behaviour:behavior
+information:info environment:env variables:vars variable:var options:flags option:flag returns:yields
+return:yield needs:requires need:require required:mandatory possible:feasible simple:easy easy:simple
+common:typical usually:typically often:frequently specify:give specified:given specifies:gives get:fetch
+gets:fetches find:locate finds:locates check:verify checks:verifies update:refresh updates:refreshes
+change:modify changes:modifies used:employed uses:employs using:employing published:released""".split())
+_SPEC_STOP = set("""a an the and or of to in on for is are was were be been being it its this that these those
+with as at by from not no do does did what where which who whom how when why i we you they he she my our your
+their me us can could should would will shall may might must have has had there here then than so if else but
+about into out up down over under again once also just only very more most some any all each every other such
+own same both either neither one two new let lets like well even still yet via per often""".split())
+_SPEC_LEADS = ("what should I know about {w}?", "where do the docs explain {w}?", "{w}: what does the documentation say?",
+               "is there a guide on {w}?", "explain {w}")
+
+
+def _spec_word(w: str) -> str:
+    """A synonym, else the singular: the question should not repeat the section's exact word forms."""
+    low = w.lower()
+    if low in _SYNONYMS:
+        return _SYNONYMS[low]
+    if len(low) >= 5 and low.endswith("ies"):
+        return low[:-3] + "y"
+    if len(low) >= 5 and low.endswith("s") and not low.endswith(("ss", "us", "is")):
+        return low[:-1]
+    return low
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9]+", text.lower())
+
+
+def shares_run(query: str, text: str, n: int = 4) -> bool:
+    """Whether the query copies any n-word run of `text` (case and punctuation ignored)."""
+    body = " " + " ".join(_words(text)) + " "
+    q = _words(query)
+    return any(" " + " ".join(q[i:i + n]) + " " in body for i in range(len(q) - n + 1))
+
+
+def spec_question(sentence: str, heading: str, section_text: str, seed: str) -> str | None:
+    """A paraphrase-like question for a docs section, or None if too little survives.
+
+    Heading words and stop words are dropped, the rest take a synonym or their singular form, and no
+    4-word run of the section survives (the word in the middle of a copied run is dropped).
+    """
+    head = set(_words(heading)) | {_spec_word(w) for w in _words(heading)}
+    words = [_spec_word(w) for w in re.findall(r"[A-Za-z][A-Za-z0-9'-]*", sentence)]
+    words = [p for w in words if "'" not in w for p in _words(w)]
+    words = [w for w in words if len(w) > 2 and w not in _SPEC_STOP and w not in head][:8]
+    lead = _SPEC_LEADS[int(_key(seed)[:4], 16) % len(_SPEC_LEADS)]
+    while len(words) >= 3:
+        q = lead.format(w=" ".join(words))
+        qw = _words(q)
+        hit = next((i for i in range(len(qw) - 3) if shares_run(" ".join(qw[i:i + 4]), section_text)), None)
+        if hit is None:
+            return q
+        drop = " ".join(qw[hit:hit + 4]).split()[2]
+        if drop not in words:  # the run is in the template itself; try the plain word list
+            if lead == "{w}":
+                return None
+            lead = "{w}"
+            continue
+        words.remove(drop)
+    return None
+
+
 def spec_tasks(root: Path, files: list[str]) -> list[Task]:
     """Doc-section questions; sections whose opening sentence repeats elsewhere (boilerplate) are left out."""
     tasks, seen = [], {}
@@ -366,11 +491,12 @@ def spec_tasks(root: Path, files: list[str]) -> list[Task]:
                     and not ln.lstrip().startswith(("..", ":", "```", "|", "<", "-", "*", "$", ">>>", "#"))
                     and not ln.startswith(("    ", "\t"))]
             sentence = strip_names(_first_sentence(" ".join(body[:4])), set())
-            words = sentence.split()
-            if len(words) < 6:
+            if len(sentence.split()) < 6:
                 continue
             head = strip_names(heading.strip("`*"), set()) or title
-            q = f"What do the docs say about {head.lower()}? {' '.join(words[:12])}"
+            q = spec_question(sentence, f"{head} {heading}", "\n".join(lines[start - 1:end]), f"{rel}:{start}")
+            if q is None:
+                continue
             seen[sentence] = seen.get(sentence, 0) + 1
             tasks.append(Task("spec", q, rel, start, end, source=sentence))
     unique = [t for t in tasks if seen[t.source] == 1]
