@@ -102,6 +102,50 @@ def verdicts(corpus: str, results: dict) -> list[str]:
     return out
 
 
+def _best(results: dict, names: list[str], kind: str, metric: str) -> tuple[float, str] | None:
+    vals = [(results[n][kind][metric], n) for n in names if kind in results.get(n, {})]
+    return max(vals, key=lambda v: (v[0], -names.index(v[1]))) if vals else None
+
+
+def summary(quality: dict) -> list[str]:
+    """The "Summary" section: best hippo row vs best baseline per corpus and task, then every deficit."""
+    hippo_names = [n for n in SYSTEM_ORDER if n.startswith("hippo")]
+    rows, behind = [], []
+    for cname, c in quality["corpora"].items():
+        res = c["results"]
+        for kind in ("error", "intent", "spec"):
+            for metric, label in (("h5", "Hit@5"), ("r10", "R@10")):
+                hip, base = _best(res, hippo_names, kind, metric), _best(res, BASELINES, kind, metric)
+                if not hip or not base:
+                    continue
+                d = hip[0] - base[0]
+                rows.append([cname, kind, label, f"{hip[1]} {hip[0]:.2f}", f"{base[1]} {base[0]:.2f}",
+                             f"**{d:+.2f}**" if d < 0 else f"{d:+.2f}"])
+            for metric, label in (("h1", "Hit@1"), ("h5", "Hit@5"), ("r1", "R@1"), ("r10", "R@10"), ("mrr", "MRR@10")):
+                hip, base = _best(res, hippo_names, kind, metric), _best(res, BASELINES, kind, metric)
+                if hip and base and hip[0] < base[0]:
+                    behind.append(f"- {cname} / {kind} / {label}: best hippo row ({hip[1]}) {hip[0]:.2f} vs "
+                                  f"{base[1]} {base[0]:.2f} ({hip[0] - base[0]:+.2f})")
+            hy, fastest = res.get("hippo hybrid", {}).get(kind), _best(
+                {n: {kind: {"neg_ms": -res[n][kind]["ms"]}} for n in BASELINES if kind in res.get(n, {})},
+                BASELINES, kind, "neg_ms")
+            if hy and fastest and hy["ms"] > 2 * -fastest[0] and kind == "error":
+                behind.append(f"- {cname} / latency: hippo hybrid {hy['ms']:.0f} ms/query on error tasks vs "
+                              f"{fastest[1]} {-fastest[0]:.0f} ms (in-memory baselines, no model, no disk)")
+        g = c.get("gate", {})
+        if g and g.get("recall", 1) < 1:
+            behind.append(f"- {cname} / failure-hook gate: injects on {g['recall']:.0%} of error tasks "
+                          f"(precision {g['precision']:.2f}, {g['irrelevant_injected']}/{g['irrelevant_total']} "
+                          "irrelevant failures injected)")
+    out = ["## Summary", "",
+           "Best hippo row vs best baseline (bm25-files, bm25-windows, grep, naive-dense) on line-exact Hit@5 and "
+           "file Recall@10; the difference is hippo minus baseline, a loss in bold.", "",
+           table(["corpus", "task", "metric", "best hippo row", "best baseline", "difference"], rows), "",
+           "**Where hippo is behind** (any metric where the best hippo row trails the best baseline, plus cost):", ""]
+    out += behind or ["- nowhere on these tasks"]
+    return out + [""]
+
+
 def slope(xs: list[float], ys: list[float]) -> float:
     """Least-squares slope of log(y) on log(x): 1.0 = linear growth, 0 = flat."""
     pts = [(math.log(x), math.log(y)) for x, y in zip(xs, ys) if x > 0 and y > 0]
@@ -174,6 +218,8 @@ def write_report(info: dict, quality: dict | None, index: list[dict], search: li
           "", "A load average above the core count means other processes shared the CPU: every time below "
           "is then inflated by about that factor.", ""]
     if quality:
+        md += summary(quality)
+    if quality:
         md += ["## Retrieval quality", "",
                "Corpora are pinned PyPI source trees copied into fresh git repos: **click 8.1.7** (sdist: Python "
                "source + reST docs) and **npm 10.8.2** (JavaScript source + Markdown docs, shipped inside the "
@@ -186,7 +232,9 @@ def write_report(info: dict, quality: dict | None, index: list[dict], search: li
                "misuses of click's API (`bench/quality/realrun.py`). Gold = the raise line.",
                "- **intent**: a docstring / leading comment / npm command description, first sentence, with "
                "identifiers removed, phrased as a request. Gold = the documented function/class.",
-               "- **spec**: a docs section as a question (heading + the start of its first sentence). Gold = the section.",
+               "- **spec**: a paraphrase-like question from a docs section's first sentence: heading words, names and "
+               "stop words dropped, synonyms or singular forms swapped in, and no 4-word run of the section kept "
+               "(so neither grep's phrases nor the heading give it away). Gold = the section.",
                "- **irrelevant**: 24 environment failures (command not found, DNS, permissions, git usage, "
                "registry 404, OOM kill...) for the failure hook's gate.",
                "",
