@@ -129,16 +129,25 @@ def test_hook_process_uses_server_and_imports_little(warm_server):
         assert heavy not in imported, heavy
 
 
-def test_annotate_caches_git_dates_per_path_and_blob(tmp_path, monkeypatch):
+@pytest.fixture(scope="module")
+def indexed(tmp_path_factory):
+    """The sample repo indexed with the fake embedder (keyword paths never touch the model)."""
     pytest.importorskip("lancedb")
     from helpers_index import sample_repo
-    from hippo import gitutil
     from hippo.indexer import index_repo
+
+    mp = pytest.MonkeyPatch()
+    mp.setenv("HIPPO_MODEL", "fake")
+    root = sample_repo(tmp_path_factory.mktemp("warm-index"))
+    index_repo(root)
+    yield root
+    mp.undo()
+
+
+def test_annotate_caches_git_dates_per_path_and_blob(indexed, monkeypatch):
+    from hippo import gitutil
     from hippo.search import Searcher
 
-    monkeypatch.setenv("HIPPO_MODEL", "fake")
-    root = sample_repo(tmp_path)
-    index_repo(root)
     calls: list[list[str]] = []
     real = gitutil.last_commit_dates
 
@@ -148,7 +157,7 @@ def test_annotate_caches_git_dates_per_path_and_blob(tmp_path, monkeypatch):
         return real(r, paths)
 
     monkeypatch.setattr(gitutil, "last_commit_dates", counting)
-    s = Searcher(root)
+    s = Searcher(indexed)
     first = s.search("verify password hash", k=4, mode="keyword")
     assert first.hits and calls and all(h.last_modified for h in first.hits)
     n = len(calls)
@@ -160,3 +169,37 @@ def test_annotate_caches_git_dates_per_path_and_blob(tmp_path, monkeypatch):
     s.state.files[path].blob = "0" * 40
     s.search("verify password hash", k=4, mode="keyword")
     assert calls[n:] == [[path]]
+
+
+def test_keyword_scan_is_cached_until_refresh(indexed):
+    from hippo.search import Searcher
+
+    s = Searcher(indexed)
+    scans = []
+    real_chunks = s.store.chunks
+
+    class Counting:
+        def __init__(self, tbl):
+            self.tbl = tbl
+
+        def search(self, *a, **kw):
+            if not a and not kw:
+                scans.append(1)
+            return self.tbl.search(*a, **kw)
+
+        def __getattr__(self, name):
+            return getattr(self.tbl, name)
+
+    s.store.chunks = lambda create=False: Counting(real_chunks(create))
+    args = dict(keywords=["verify_password"], exact=True, k=4, mode="keyword")
+    first = s.search("verify_password", **args)
+    assert first.hits and len(scans) == 1
+    first.hits[0].snippet = "mutated"  # what callers do with hits must not reach the cache
+    again = s.search("verify_password", **args)
+    assert len(scans) == 1 and [h.id for h in again.hits] == [h.id for h in first.hits]
+    assert again.hits[0].snippet != "mutated"
+    s.search("verify_password", keywords=["hash_password"], exact=True, k=4, mode="keyword")
+    assert len(scans) == 2  # other keywords: a new scan
+    s.refresh()
+    s.search("verify_password", **args)
+    assert len(scans) == 3  # a refreshed table version scans again

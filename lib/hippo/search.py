@@ -32,6 +32,7 @@ VECTOR_WEIGHT = 0.3  # RRF weight of the vector list in hybrid mode (full-text l
 VEC_CONF = 0.6  # how much cosine similarity alone can vouch for a chunk
 RANK_W = 0.45  # final score = RANK_W * fused rank + (1 - RANK_W) * confidence (+ keyword/phrase bonuses)
 MAX_QUERY_CHARS = 2000
+SCAN_CACHE_ENTRIES = 32  # keyword-scan results kept per open table version (<= 60 rows each)
 TRUNCATION_MARK = "// ... (content truncated)"
 MIN_CONFIDENCE = 0.32  # below this for every hit: say "no high-confidence results"
 LOW_SIGNAL_PATHS = re.compile(
@@ -95,6 +96,7 @@ class Searcher:
         state = load_state(self.index_dir)
         if state is not None:
             self.state = state
+        self.__dict__.pop("_scan_cache", None)
         self.store.refresh()
 
     def embedder(self):
@@ -239,6 +241,12 @@ class Searcher:
             else:
                 conds.append(f"strpos(lower(text), {sql_str(kw.lower())}) > 0")
         where = _and(pred, " AND ".join(conds) if case_sensitive else "(" + " OR ".join(conds) + ")")
+        # A substring scan reads the whole text column (~50 ms at 50k chunks) and a failing command is
+        # often re-run: the table version only moves in refresh(), which empties this cache.
+        cache = self.__dict__.setdefault("_scan_cache", {})
+        key = (where, tuple(keywords))
+        if key in cache:
+            return [dict(r) for r in cache[key]]
         try:
             rows = self.store.chunks().search().where(where).limit(CANDIDATES * 4).to_list()
         except Exception:  # noqa: BLE001
@@ -248,7 +256,11 @@ class Searcher:
             low = r["text"].lower()
             return sum(low.count(kw.lower()) > 0 for kw in keywords) * 1000 + sum(low.count(kw.lower()) for kw in keywords)
 
-        return sorted(rows, key=weight, reverse=True)[:CANDIDATES]
+        out = sorted(rows, key=weight, reverse=True)[:CANDIDATES]
+        if len(cache) >= SCAN_CACHE_ENTRIES:
+            cache.pop(next(iter(cache)))
+        cache[key] = [dict(r) for r in out]
+        return out
 
     @staticmethod
     def _fuse(cands: dict[str, _Cand], rows: list[dict], weight: float = 1.0) -> None:

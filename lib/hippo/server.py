@@ -58,6 +58,10 @@ class QueryServer:
             s.embedder().embed_query("warm up")
         except Exception as exc:  # vectors may not exist yet; keyword search still works
             log(self.index_dir, "server: model warm-up failed", exc)
+        try:  # first touch of the FTS indexes and the scan path costs ~60 ms: pay it before the first hook
+            s.search("raise error", keywords=["raise"], exact=True, k=2, mode="keyword")
+        except Exception as exc:
+            log(self.index_dir, "server: search warm-up failed", exc)
 
     def handle(self, req: dict) -> dict:
         op = req.get("op")
