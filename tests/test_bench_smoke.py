@@ -205,15 +205,16 @@ def test_report_summary_states_wins_and_losses() -> None:
     def m(h5: float, r10: float, ms: float = 10.0) -> dict:
         return {"h1": h5, "h5": h5, "r1": r10, "r10": r10, "mrr": r10, "ms": ms}
 
-    res = {"hippo hybrid": {"error": m(0.9, 0.9, 300), "intent": m(0.5, 0.6)},
+    res = {"hippo hybrid": {"error": m(0.9, 0.9, 300), "intent": m(0.5, 0.6), "spec": m(1.0, 1.0)},
            "hippo error hook": {"error": m(0.95, 0.95)},
-           "grep": {"error": m(0.7, 0.95, 50), "intent": m(0.8, 0.6)}, "bm25-files": {"error": m(0.1, 0.2, 2)}}
+           "grep": {"error": m(0.7, 0.95, 50), "intent": m(0.8, 0.6), "spec": m(1.0, 1.0)}, "bm25-files": {"error": m(0.1, 0.2, 2)}}
     q = {"corpora": {"demo": {"results": res, "gate": {"recall": 0.5, "precision": 1.0, "irrelevant_injected": 0,
                                                        "irrelevant_total": 24}}}}
     text = "\n".join(run.summary(q))
     assert "| demo | error | Hit@5 | hippo error hook 0.95 | grep 0.70 | +0.25 |" in text
     assert "| demo | intent | Hit@5 | hippo hybrid 0.50 | grep 0.80 | **-0.30** |" in text
     assert "| demo | intent | R@10 | hippo hybrid 0.60 | grep 0.60 | +0.00 |" in text
+    assert "| demo | spec | R@10 | hippo hybrid 1.00 | grep 1.00 | +0.00 (both at the 1.00 ceiling) |" in text
     behind = text.split("Where hippo is behind", 1)[1]
     assert "demo / intent / Hit@5" in behind and "demo / error / Hit@5" not in behind
     assert "latency" in behind and "gate" in behind
