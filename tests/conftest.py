@@ -5,8 +5,6 @@ it at a per-test temp dir would rebuild the model in every test.
 """
 from __future__ import annotations
 
-import os
-import subprocess
 from collections.abc import Callable, Mapping
 from pathlib import Path
 

@@ -13,7 +13,6 @@ import textwrap
 import time
 from pathlib import Path
 
-from conftest import git
 from hippo.indexer import chunks_for_file
 from test_kill import make_big_repo
 

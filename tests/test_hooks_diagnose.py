@@ -198,7 +198,7 @@ def test_end_to_end_real_index(tmp_path):
     import subprocess
     import sys
 
-    from conftest import git
+    from repo_helpers import git
 
     root = tmp_path / "repo"
     shutil.copytree(PROJECTS, root)

@@ -8,7 +8,6 @@ import pytest
 
 from repo_helpers import git
 from helpers_index import sample_repo
-from hippo.config import load_settings
 from hippo.embedding.fake import FakeEmbedder
 from hippo.errors import BadQueryError, NoIndexError
 from hippo.indexer import index_repo

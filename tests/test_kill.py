@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import git
+from repo_helpers import git
 from hippo.state import load_state
 from test_freshness import assert_fresh, index_rows
 

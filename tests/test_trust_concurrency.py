@@ -4,7 +4,6 @@ object or nothing), zero corrupt reads (every snippet equals the file's lines), 
 """
 from __future__ import annotations
 
-import json
 import os
 import random
 import subprocess

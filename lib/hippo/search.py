@@ -7,7 +7,6 @@ stays cheap for hooks.
 """
 from __future__ import annotations
 
-import os
 import re
 import time
 from dataclasses import dataclass

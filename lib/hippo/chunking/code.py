@@ -13,7 +13,7 @@ from typing import Any
 
 from hippo.chunk import Chunk
 from hippo.chunking.lines import Lines
-from hippo.chunking.specs import (CONTAINER_KINDS, FUNCTION_KINDS, UnitInfo, find_body,
+from hippo.chunking.specs import (CONTAINER_KINDS, UnitInfo, find_body,
                                   resolve)
 
 Node = Any
