@@ -91,18 +91,20 @@ class Searcher:
         return state
 
     def refresh(self) -> None:
-        """Pick up the latest committed index version (the writer may have moved on)."""
+        """Pick up the latest committed index version (the writer may have moved on).
+
+        Table first, then state: the writer marks state.json "vectors incomplete" before it adds rows, so a
+        state read after the table can only be more cautious than the rows we now see, never less.
+        """
+        self.store.refresh()
+        self.__dict__.pop("_scan_cache", None)
         state = load_state(self.index_dir)
         if state is not None:
             self.state = state
-        self.__dict__.pop("_scan_cache", None)
-        self.store.refresh()
 
     def embedder(self):
         if self._embedder is None:
-            from hippo.embedding import load_embedder
-
-            from hippo.embedding import model_id_for
+            from hippo.embedding import load_embedder, model_id_for
             from hippo.errors import HippoError
 
             if model_id_for(self.settings.model) != self.state.model_id:
@@ -131,7 +133,9 @@ class Searcher:
         pred = self._path_predicate(globs)
         if pred == "false":
             return self._respond(query, [], 0, started, mode, f"No indexed files match {', '.join(globs)}.")
-        embedded = self.store.count("embedded = true")
+        all_rows = self.store.count()
+        # state.json says when every row has its vector; only a partial index needs the filtered count
+        embedded = all_rows if self.state.vectors_complete else self.store.count("embedded = true")
         use_vectors = mode in ("hybrid", "vector") and embedded > 0
         # Pasted output (tracebacks, logs): search its message, not its boilerplate (see pasted.py).
         is_pasted = pasted.looks_pasted(query)
@@ -141,7 +145,7 @@ class Searcher:
         qvec = None
         if use_vectors:
             qvec = self.embedder().embed_query(focus)
-            vpred = pred if embedded == self.store.count() else _and(pred, "embedded = true")
+            vpred = _and(pred, "embedded = true")  # placeholder vectors of not-yet-embedded rows never rank
             self._fuse(cands, self._vector_hits(qvec, vpred), weight=VECTOR_WEIGHT if mode == "hybrid" else 1.0)
         if mode in ("hybrid", "keyword"):
             self._fuse(cands, self._fts_hits(" ".join([focus, *keywords]), pred))
@@ -159,7 +163,7 @@ class Searcher:
                     "keyword": "keyword only"}[mode]
         if mode != "keyword" and not use_vectors:
             strategy = "keyword only (vectors not built yet)"
-        return self._respond(query, hits, total, started, strategy, message, embedded)
+        return self._respond(query, hits, total, started, strategy, message, embedded, all_rows)
 
     def chunks_at(self, path: str, line: int) -> list[dict]:
         """Indexed chunks of `path` that cover `line` (for error frames pointing at a file:line)."""
@@ -350,14 +354,14 @@ class Searcher:
                 h.stale = not _live_matches(live, h)
             h.last_modified = dates.get(h.path) or date.fromtimestamp(st.st_mtime).isoformat()
 
-    def _respond(self, query, hits, total, started, strategy, message, embedded: int | None = None) -> SearchResponse:
+    def _respond(self, query, hits, total, started, strategy, message, embedded: int | None = None,
+                 all_rows: int | None = None) -> SearchResponse:
         meta = {
             "total_hits": total, "returned_hits": len(hits),
             "latency_ms": int((time.perf_counter() - started) * 1000),
             "search_strategy": strategy,
             "indexed_commit": (self.state.indexed_commit or "")[:12] or "none (not a git commit)",
         }
-        all_rows = self.store.count()
         if embedded is not None and all_rows and embedded < all_rows:
             meta["index_status"] = f"vectors {100 * embedded // all_rows}% built; keyword search is complete"
         return SearchResponse(query=query, hits=hits, meta=meta, message=message)
