@@ -8,6 +8,8 @@ import os
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
+from hippo.errors import HippoError
+
 try:  # Python 3.11+
     import tomllib as _toml
 except ModuleNotFoundError:  # pragma: no cover - Python 3.10
@@ -22,6 +24,43 @@ DEFAULT_SPEC_GLOBS = (
     "setup.cfg", ".eslintrc*", ".prettierrc*", "ruff.toml", ".rubocop.yml", "rustfmt.toml",
     ".golangci.y*ml",
 )
+
+
+# Settings a repository's own files may not choose: where hippo writes and deletes (index_dir), what remote
+# it talks to (shared_index) and what it downloads (model). A cloned repo is untrusted input; these come
+# only from the environment (HIPPO_INDEX_DIR, HIPPO_SHARED_INDEX, HIPPO_MODEL).
+ENV_ONLY = frozenset({"index_dir", "shared_index", "model"})
+
+
+class UnsafeIndexDir(HippoError):
+    """The index directory is a symlink, escapes the repo, or holds files the repo itself put there."""
+
+
+def check_index_dir(root: Path, index_dir: Path) -> None:
+    """Refuse an index dir a repository could have planted to make hippo write or delete elsewhere.
+
+    Cheap (a few lstat calls): hooks run it too. The indexer adds `tracked_by_git` on top.
+    """
+    if index_dir.is_symlink():
+        raise UnsafeIndexDir(f"{index_dir} is a symlink; hippo will not write through it. Remove it and run "
+                             "`hippo index` again.")
+    try:
+        inside = index_dir.resolve().is_relative_to(root.resolve())
+    except OSError:
+        inside = False
+    default_place = index_dir.parent == root
+    if default_place and not inside:
+        raise UnsafeIndexDir(f"{index_dir} resolves outside the repository; hippo will not use it.")
+    try:
+        entries = list(os.scandir(index_dir))
+    except FileNotFoundError:
+        return
+    except NotADirectoryError:
+        raise UnsafeIndexDir(f"{index_dir} is not a directory; remove it and run `hippo index`.") from None
+    for entry in entries:
+        if entry.is_symlink():
+            raise UnsafeIndexDir(f"{entry.path} is a symlink; hippo will not write through it. Remove "
+                                 f"{index_dir} and run `hippo index` again.")
 
 
 @dataclass(frozen=True)
@@ -73,7 +112,9 @@ def load_settings(root: Path | None = None, env: dict[str, str] | None = None) -
                     data = _toml.loads(candidate.read_text(encoding="utf-8"))
                 except (OSError, ValueError):
                     continue
-                values.update(data.get("hippo", data))
+                from_file = data.get("hippo", data)
+                if isinstance(from_file, dict):
+                    values.update({k: v for k, v in from_file.items() if k not in ENV_ONLY})
                 break
     for f in fields(Settings):
         key = f"HIPPO_{f.name.upper()}"

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Callable
 
 from hippo.chunk import Chunk, chunk_id
-from hippo.config import Settings, load_settings
+from hippo.config import Settings, UnsafeIndexDir, check_index_dir, load_settings
 from hippo.errors import IndexLockedError
 from hippo.state import SCHEMA_VERSION, FileRecord, IndexState, load_state, save_state
 from hippo.textutil import identifier_text
@@ -66,12 +66,34 @@ class IndexReport:
 
 
 def index_dir_for(root: Path, settings: Settings) -> Path:
+    """The index dir, created if needed, after refusing one the repository itself could have planted."""
     d = settings.index_path(root)
+    check_index_dir(root, d)
+    if _tracked_by_git(root, d):
+        raise UnsafeIndexDir(f"git tracks files under {d}: a repository must not ship hippo's index dir. "
+                             "Remove them (or set HIPPO_INDEX_DIR elsewhere) and run `hippo index` again.")
     d.mkdir(parents=True, exist_ok=True)
     ignore = d / ".gitignore"
     if not ignore.exists():
         ignore.write_text("# hippo's local index; safe to delete (`rm -rf .hippo`)\n*\n", encoding="utf-8")
     return d
+
+
+def _tracked_by_git(root: Path, index_dir: Path) -> bool:
+    from hippo import gitutil
+
+    try:
+        rel = index_dir.resolve().relative_to(root.resolve())
+    except (OSError, ValueError):
+        return False  # outside the repo (an explicit HIPPO_INDEX_DIR): git has no say
+    if not gitutil.is_git_repo(root):
+        return False
+    return any(p == rel.as_posix() or p.startswith(rel.as_posix() + "/") for p in gitutil.tracked_files(root))
+
+
+def open_private(path: Path, flags: int = os.O_RDWR | os.O_CREAT):
+    """Open a file of the index dir without following a symlink planted there (O_NOFOLLOW)."""
+    return os.fdopen(os.open(path, flags | getattr(os, "O_NOFOLLOW", 0), 0o600), "r+" if flags & os.O_RDWR else "w")
 
 
 class WriterLock:
@@ -83,7 +105,7 @@ class WriterLock:
         self.fh = None
 
     def __enter__(self) -> "WriterLock":
-        self.fh = open(self.path, "a+")
+        self.fh = open_private(self.path)
         deadline = time.monotonic() + self.wait
         while True:
             try:
@@ -392,15 +414,22 @@ class Indexer:
             state.vectors_complete = True
             save_state(self.index_dir, state)
             return
-        pending = store.rows("embedded = false")
-        total = len(pending)
+        total = store.count("embedded = false")
         if total and state.vectors_complete:
             state.vectors_complete = False
             save_state(self.index_dir, state)
         emb = None
         done = 0
-        for i in range(0, total, EMBED_WRITE_BATCH):
-            batch = pending[i:i + EMBED_WRITE_BATCH]
+        # Page through the pending rows without their placeholder vectors: a 100k-chunk first build would
+        # otherwise hold ~3 GB of Python dicts before embedding anything. Each page is filled in before the
+        # next is read, so the same filter yields the following page.
+        from hippo.store import chunk_schema
+
+        columns = [f.name for f in chunk_schema(self._dim) if f.name != "vector"]
+        while done < total:
+            batch = store.rows("embedded = false", columns=columns, limit=EMBED_WRITE_BATCH)
+            if not batch:
+                break
             texts: dict[str, str] = {}
             for r in batch:
                 texts.setdefault(r["vkey"], embed_text(r["symbol"], r["breadcrumb"], r["text"]))

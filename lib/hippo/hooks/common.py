@@ -35,8 +35,12 @@ def index_dir(root: Path):
     """(settings, index dir) for a repo, without creating anything."""
     from hippo.config import load_settings
 
+    from hippo.config import check_index_dir
+
     settings = load_settings(root)
-    return settings, settings.index_path(root)
+    idx = settings.index_path(root)
+    check_index_dir(root, idx)  # raises for a planted symlink: the hook logs it and stays silent
+    return settings, idx
 
 
 def log(log_dir: Path | None, message: str, exc: BaseException | None = None) -> None:
@@ -56,7 +60,7 @@ def log(log_dir: Path | None, message: str, exc: BaseException | None = None) ->
             import traceback
 
             text += "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0), 0o600)
         with os.fdopen(fd, "a", encoding="utf-8", errors="replace") as fh:
             fh.write(text)
     except Exception:  # logging must never be the thing that breaks a session

@@ -169,11 +169,13 @@ def _run_cli(root: Path, args: list[str], timeout: float) -> str:
 
 def _run_index(root: Path) -> str:
     """Incremental index now; if it outlives the hook budget, leave it running detached."""
-    log = root / ".hippo" / "rag-index.log"
     try:
-        log.parent.mkdir(parents=True, exist_ok=True)
-        fh = open(log, "w", encoding="utf-8")
-    except OSError:
+        from hippo.config import load_settings
+        from hippo.indexer import index_dir_for, open_private
+
+        log = index_dir_for(root, load_settings(root)) / "rag-index.log"
+        fh = open_private(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+    except Exception:  # noqa: BLE001 - no log file is fine; an unsafe index dir is refused by `hippo index` itself
         fh = None
     start = time.monotonic()
     proc = subprocess.Popen(_hippo_cmd(["index"]), cwd=root, stdin=subprocess.DEVNULL,
@@ -182,7 +184,7 @@ def _run_index(root: Path) -> str:
     try:
         rc = proc.wait(timeout=INDEX_TIMEOUT_S)
     except subprocess.TimeoutExpired:
-        return f"still indexing in the background after {INDEX_TIMEOUT_S:.0f}s (log: .hippo/rag-index.log)."
+        return f"still indexing in the background after {INDEX_TIMEOUT_S:.0f}s (log: rag-index.log in the index dir)."
     finally:
         if fh:
             fh.close()
