@@ -73,7 +73,7 @@ def test_quick_index_dir_honours_env_and_config(tmp_path, monkeypatch):
     root = str(tmp_path)
     assert client.quick_index_dir(root) == os.path.join(root, ".hippo")
     (tmp_path / "hippo.toml").write_text('[hippo]\nindex_dir = "idx-here"\n')
-    assert client.quick_index_dir(root) == str(tmp_path / "idx-here")
+    assert client.quick_index_dir(root) == os.path.join(root, ".hippo")  # a repo file cannot move the index
     (tmp_path / "hippo.toml").unlink()
     monkeypatch.setenv("HIPPO_INDEX_DIR", str(tmp_path / "elsewhere"))
     assert client.quick_index_dir(root) == str(tmp_path / "elsewhere")

@@ -71,7 +71,6 @@ class Settings:
     model: str = DEFAULT_MODEL  # or any fastembed model name (downloads from the hub)
     max_file_bytes: int = 1_000_000
     budget_chars: int = 8000  # total characters of snippets a search returns
-    hook_budget_chars: int = 9500  # hard cap for a hook's additionalContext
     default_k: int = 8
     embed_batch: int = 32
     threads: int = 0  # 0 = all cores

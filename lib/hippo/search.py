@@ -99,8 +99,16 @@ class Searcher:
         self.store.refresh()
         self.__dict__.pop("_scan_cache", None)
         state = load_state(self.index_dir)
-        if state is not None:
-            self.state = state
+        if state is None:
+            return
+        if (state.model_id, state.dim) != (self.state.model_id, self.state.dim):
+            # Rebuilt with another model: a long-lived server must not embed queries with the old one.
+            from hippo.store import Store
+
+            self._embedder = None
+            self.store.close()
+            self.store = Store(self.index_dir, state.dim)
+        self.state = state
 
     def embedder(self):
         if self._embedder is None:

@@ -16,7 +16,7 @@ import socket
 import time
 from pathlib import Path
 
-from hippo.hooks.client import socket_path
+from hippo.hooks.client import private_dir_ok, socket_path
 from hippo.hooks.common import log
 
 DEFAULT_IDLE_S = float(os.environ.get("HIPPO_SERVER_IDLE", str(30 * 60)))
@@ -105,7 +105,12 @@ class QueryServer:
             lock.close()
             return 0
         path = socket_path(self.index_dir)
-        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.parent != self.index_dir:  # the short fallback under the temp dir: must be ours alone
+            path.parent.mkdir(mode=0o700, exist_ok=True)
+            if not private_dir_ok(str(path.parent)):
+                log(self.index_dir, f"server: {path.parent} is not a private directory of this user; not serving")
+                lock.close()
+                return 0
         try:
             path.unlink()
         except FileNotFoundError:

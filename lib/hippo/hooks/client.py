@@ -14,6 +14,7 @@ import os
 
 MAX_REPLY = 8 * 1024 * 1024
 WARM_TIMEOUT_S = 3.0
+MAX_ERROR_SENT = 64 * 1024  # well under the server's 1 MB request cap
 _SUN_PATH_MAX = 100  # AF_UNIX paths are limited to ~104-108 bytes depending on the OS
 
 
@@ -28,6 +29,18 @@ def _socket_file(index_dir) -> str:
     return os.path.join(tempfile.gettempdir(), f"hippo-{os.getuid()}", f"{digest}.sock")
 
 
+def private_dir_ok(path: str) -> bool:
+    """A directory only this user controls: ours, not a symlink, no group/other access (the /tmp fallback
+    is a predictable name another local user could pre-create to read failures or answer as the server)."""
+    import stat
+
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    return stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and not (st.st_mode & 0o077)
+
+
 def socket_path(index_dir):
     """`<index_dir>/server.sock`, or a short path in the temp dir when that is too long for AF_UNIX."""
     from pathlib import Path
@@ -38,6 +51,8 @@ def socket_path(index_dir):
 def request(index_dir, payload: dict, timeout: float = WARM_TIMEOUT_S) -> dict | None:
     path = _socket_file(index_dir)
     if not os.path.exists(path):
+        return None
+    if not path.startswith(os.fspath(index_dir)) and not private_dir_ok(os.path.dirname(path)):
         return None
     import socket  # only once there is a server to talk to
 
@@ -83,9 +98,9 @@ def repo_root(cwd) -> str | None:
 
 
 def quick_index_dir(root: str) -> str:
-    """The index dir without loading settings in the common case (no HIPPO_INDEX_DIR, no config file)."""
-    if "HIPPO_INDEX_DIR" not in os.environ and not any(
-            os.path.isfile(os.path.join(root, name)) for name in ("hippo.toml", os.path.join(".hippo", "config.toml"))):
+    """The index dir without loading settings in the common case (index_dir is an environment-only
+    setting, so without HIPPO_INDEX_DIR it is always `<root>/.hippo`)."""
+    if "HIPPO_INDEX_DIR" not in os.environ:
         return os.path.join(root, ".hippo")
     from pathlib import Path
 
@@ -100,6 +115,10 @@ def warm_hook(event: str, payload: dict, timeout: float = WARM_TIMEOUT_S) -> tup
     root = repo_root(payload.get("cwd"))
     if root is None:
         return False, None
+    error = payload.get("error")
+    if isinstance(error, str) and len(error) > MAX_ERROR_SENT:
+        # Claude Code middle-truncates at 10k anyway; huge output would overflow the server's request cap.
+        payload = {**payload, "error": error[:2000] + "\n...\n" + error[-(MAX_ERROR_SENT - 2000):]}
     result = request(quick_index_dir(root), {"op": "hook", "event": event, "payload": payload}, timeout=timeout)
     if result is None:
         return False, None
