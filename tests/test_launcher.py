@@ -169,3 +169,20 @@ def test_failed_bootstrap_retries_after_a_while(data, tmp_path):
     assert _which(data, extra=extra) == "missing -"
     again = _run(["hook", "session-start"], data, stdin=b"{}", extra=extra)
     assert b"installing its Python environment" in again.stdout
+
+
+def test_concurrent_first_launches_start_one_build(tmp_path):
+    """SessionStart and the MCP server launch together on first use: exactly one build may start (review)."""
+    import concurrent.futures
+
+    base = _fake_base_python(tmp_path, pip_rc=0, pip_sleep=2.0)
+    extra = {"HIPPO_BOOTSTRAP_PYTHON": str(base)}
+    for trial in range(8):
+        data = tmp_path / f"data{trial}"
+        with concurrent.futures.ThreadPoolExecutor(2) as pool:
+            a = pool.submit(_run, ["hook", "session-start"], data, stdin=b"{}", extra=extra)
+            b = pool.submit(_run, ["mcp"], data, extra=extra)
+            a.result(), b.result()
+        assert _wait(lambda: (data / f"venv-{VERSION}" / ".hippo-ready").exists())
+        log = (data / "bootstrap.log").read_text()
+        assert log.count("fake-pip -m pip install") == 1, log
