@@ -62,7 +62,7 @@ def tokenize(text: str) -> list[tuple[str, bool]]:
     return tokens
 
 
-def check_glob(pattern: str) -> str:
+def check_glob(pattern: str, name: str = "file_pattern") -> str:
     """Return a normalised repo-relative glob or raise BadQueryError saying what is wrong.
 
     Globs are matched against paths relative to the repository root, so an absolute
@@ -71,22 +71,22 @@ def check_glob(pattern: str) -> str:
     """
     p = pattern.strip()
     if not p:
-        raise BadQueryError("file_pattern is empty; omit it or give a glob such as 'src/**/*.py'.")
+        raise BadQueryError(f"{name} is empty; omit it or give a glob such as 'src/**/*.py'.")
     if len(p) > MAX_GLOB_LEN:
-        raise BadQueryError(f"file_pattern is longer than {MAX_GLOB_LEN} characters.")
+        raise BadQueryError(f"{name} is longer than {MAX_GLOB_LEN} characters.")
     if "\x00" in p or any(ord(c) < 32 for c in p):
-        raise BadQueryError("file_pattern contains control characters.")
+        raise BadQueryError(f"{name} contains control characters.")
     p = p.replace("\\", "/")
     if p.startswith("/") or p.startswith("~") or re.match(r"^[A-Za-z]:", p):
         raise BadQueryError(
-            f"file_pattern {pattern!r} is absolute; use a path relative to the repository root, e.g. 'src/**/*.py'."
+            f"{name} {pattern!r} is absolute; use a path relative to the repository root, e.g. 'src/**/*.py'."
         )
     if ".." in p.split("/"):
-        raise BadQueryError(f"file_pattern {pattern!r} points outside the repository ('..' is not allowed).")
+        raise BadQueryError(f"{name} {pattern!r} points outside the repository ('..' is not allowed).")
     if p.count("[") != p.count("]"):
-        raise BadQueryError(f"file_pattern {pattern!r} has an unbalanced '[' or ']'.")
+        raise BadQueryError(f"{name} {pattern!r} has an unbalanced '[' or ']'.")
     if p.count("{") != p.count("}"):
-        raise BadQueryError(f"file_pattern {pattern!r} has an unbalanced '{{' or '}}'.")
+        raise BadQueryError(f"{name} {pattern!r} has an unbalanced '{{' or '}}'.")
     while p.startswith("./"):
         p = p[2:]
     return p

@@ -55,18 +55,11 @@ class _Cand:
 
 
 def validate_globs(globs: Sequence[str]) -> list[str]:
-    """Globs are repo-relative gitignore-style patterns; anything reaching outside the repo is refused."""
-    clean = []
-    for g in globs:
-        g = (g or "").strip()
-        if not g:
-            continue
-        if g.startswith(("/", "\\", "~")) or re.match(r"^[A-Za-z]:", g) or ".." in re.split(r"[/\\]", g):
-            raise BadQueryError(f"Glob {g!r} must be relative to the repository root (no '..', no absolute paths).")
-        if "\x00" in g or len(g) > 500:
-            raise BadQueryError("Glob is too long or contains a NUL byte.")
-        clean.append(g.replace("\\", "/"))
-    return clean
+    """Globs are repo-relative gitignore-style patterns; anything reaching outside the repo is refused.
+    One validator serves the CLI, /rag and the MCP tool (rag_args.check_glob)."""
+    from hippo.rag_args import check_glob
+
+    return [check_glob(g, name="Glob") for g in globs if g and g.strip()]
 
 
 class Searcher:
