@@ -51,7 +51,7 @@ def project(git_repo, tmp_path):
 
 
 def real_error(name: str, root: Path) -> str:
-    return (ERRORS / name).read_text(encoding="utf-8").replace("/home/dev/work", str(root))
+    return (ERRORS / name).read_text(encoding="utf-8").replace("/srv/dev/work", str(root))
 
 
 # --- fail-open -------------------------------------------------------------------------------
@@ -143,14 +143,14 @@ RELEVANT = sorted(p.name for p in ERRORS.glob("*.txt") if not p.name.startswith(
 
 @pytest.mark.parametrize("name", IRRELEVANT)
 def test_pre_gate_rejects_environment_failures(name):
-    root = "/home/dev/work"
+    root = "/srv/dev/work"
     sig = extract((ERRORS / name).read_text(encoding="utf-8"), cwd=root, root=root)
     assert not pre_gate(sig).inject
 
 
 @pytest.mark.parametrize("name", RELEVANT)
 def test_pre_gate_accepts_repo_failures(name):
-    root = "/home/dev/work"
+    root = "/srv/dev/work"
     sig = extract((ERRORS / name).read_text(encoding="utf-8"), cwd=root, root=root)
     assert pre_gate(sig).inject
 

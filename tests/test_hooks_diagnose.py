@@ -61,7 +61,7 @@ class FakeSearcher:
         return SearchResponse(query, hits[:k])
 
 
-def request(name, cwd_sub, root="/home/dev/work", exclude=()):
+def request(name, cwd_sub, root="/srv/dev/work", exclude=()):
     return {"error": (ERRORS / name).read_text(), "cwd": f"{root}/{cwd_sub}", "exclude": list(exclude)}
 
 
@@ -70,7 +70,7 @@ def ranges(resp):
 
 
 def test_python_traceback_gets_raise_site_first():
-    s = FakeSearcher(Path("/home/dev/work"))
+    s = FakeSearcher(Path("/srv/dev/work"))
     resp = diagnose(s, request("py_traceback.txt", "py"))
     got = ranges(resp)
     assert got[0][0] == "py/shop/cart.py" and got[0][1] <= 10 <= got[0][2]
@@ -80,22 +80,22 @@ def test_python_traceback_gets_raise_site_first():
 
 
 def test_pytest_failure_brings_the_failing_test_and_the_code():
-    resp = diagnose(FakeSearcher(Path("/home/dev/work")), request("pytest_fail.txt", "py"))
+    resp = diagnose(FakeSearcher(Path("/srv/dev/work")), request("pytest_fail.txt", "py"))
     paths = [r[0] for r in ranges(resp)]
     assert "py/tests/test_cart.py" in paths and "py/shop/cart.py" in paths
     assert any("def test_total" in h["snippet"] for h in resp["hits"])
 
 
 def test_node_message_literal_finds_throw_site_and_java_package_paths_resolve():
-    resp = diagnose(FakeSearcher(Path("/home/dev/work")), request("node_throw.txt", "js"))
+    resp = diagnose(FakeSearcher(Path("/srv/dev/work")), request("node_throw.txt", "js"))
     assert ranges(resp)[0][0] == "js/lib/price.js" and "invalid price" in resp["hits"][0]["snippet"]
-    jresp = diagnose(FakeSearcher(Path("/home/dev/work")), request("java_exception.txt", "java"))
+    jresp = diagnose(FakeSearcher(Path("/srv/dev/work")), request("java_exception.txt", "java"))
     assert ranges(jresp)[0][0] == "java/com/acme/Inventory.java"
 
 
 def test_log_line_with_a_custom_exception_finds_its_raise_site():
     """No frame points into the repo; the class name leads to the one place that raises it."""
-    resp = diagnose(FakeSearcher(Path("/home/dev/work")), request("py_worker_log.txt", "py"))
+    resp = diagnose(FakeSearcher(Path("/srv/dev/work")), request("py_worker_log.txt", "py"))
     first = resp["hits"][0]
     assert first["path"] == "py/deploy/quota.py" and first["start_line"] <= 13 <= first["end_line"]
     assert "raise QuotaExceeded" in first["snippet"]
@@ -103,15 +103,15 @@ def test_log_line_with_a_custom_exception_finds_its_raise_site():
 
 
 def test_tap_block_and_error_code_outputs_reach_the_throw_site():
-    tap = diagnose(FakeSearcher(Path("/home/dev/work")), request("node_test_throw.txt", "js"))
+    tap = diagnose(FakeSearcher(Path("/srv/dev/work")), request("node_test_throw.txt", "js"))
     assert any(h["path"] == "js/lib/config.js" and h["start_line"] <= 17 <= h["end_line"] for h in tap["hits"])
-    code = diagnose(FakeSearcher(Path("/home/dev/work")), request("node_err_code.txt", "js"))
+    code = diagnose(FakeSearcher(Path("/srv/dev/work")), request("node_err_code.txt", "js"))
     assert ranges(code)[0][0] == "js/lib/config.js" and "readFileSync" in code["hits"][0]["snippet"]
 
 
 def test_a_repo_frame_is_not_padded_with_loose_keyword_matches():
     """`(reading 'name')` quotes a common word; with the frame found, nothing else is added."""
-    s = FakeSearcher(Path("/home/dev/work"))
+    s = FakeSearcher(Path("/srv/dev/work"))
     got = ranges(diagnose(s, request("node_typeerror.txt", "js")))
     assert got and {p for p, _, _ in got} == {"js/typeerr.js"}  # its two frames, nothing else
 
@@ -165,7 +165,7 @@ def test_no_shared_words_means_no_message_hit():
 
 
 def test_dedupe_excludes_already_injected_chunks():
-    s = FakeSearcher(Path("/home/dev/work"))
+    s = FakeSearcher(Path("/srv/dev/work"))
     first = ranges(diagnose(s, request("py_traceback.txt", "py")))
     keys = [f"{p}:{a}-{b}" for p, a, b in first]
     again = ranges(diagnose(s, request("py_traceback.txt", "py", exclude=keys)))
@@ -173,7 +173,7 @@ def test_dedupe_excludes_already_injected_chunks():
 
 
 def test_budget_is_respected():
-    resp = diagnose(FakeSearcher(Path("/home/dev/work")), {**request("pytest_fail.txt", "py"), "budget": 500})
+    resp = diagnose(FakeSearcher(Path("/srv/dev/work")), {**request("pytest_fail.txt", "py"), "budget": 500})
     assert sum(len(h["snippet"]) for h in resp["hits"]) <= 500
 
 
@@ -181,7 +181,7 @@ def test_server_handle_roundtrip(tmp_path):
     from hippo.server import QueryServer
 
     srv = QueryServer(tmp_path)
-    srv._searcher = FakeSearcher(Path("/home/dev/work"))
+    srv._searcher = FakeSearcher(Path("/srv/dev/work"))
     srv._state_mtime = 0.0
     assert srv.handle({"op": "ping"})["ok"]
     out = srv.handle({"op": "diagnose", **request("py_traceback.txt", "py")})

@@ -49,7 +49,7 @@ def warm_server(git_repo, monkeypatch):
 
 
 def _error(root: Path, name: str) -> str:
-    return (ERRORS / name).read_text(encoding="utf-8").replace("/home/dev/work", str(root))
+    return (ERRORS / name).read_text(encoding="utf-8").replace("/srv/dev/work", str(root))
 
 
 def test_repo_root_matches_common(tmp_path):

@@ -9,7 +9,7 @@ from hippo.hooks.signals import (extract, message_literals, normalize_path, shar
                                  template_fragments)
 
 ERRORS = Path(__file__).parent / "fixtures" / "errors"
-ROOT = "/home/dev/work"
+ROOT = "/srv/dev/work"
 CWD = {"py": "py", "pytest": "py", "node": "js", "cargo": "rs", "gcc": "c", "java": "java", "javac": "java"}
 
 

@@ -139,13 +139,13 @@ def render_failure(etype: str, msg: str, lang: str, seed: str) -> tuple[str, str
                    f"# tests 1\n# fail 1")
         elif shape == 1:
             cmd = "node scripts/release.js"
-            out = (f"{etype}: {msg_line}\n    at main (/home/dev/app/scripts/release.js:{n}:9)\n"
-                   f"    at Object.<anonymous> (/home/dev/app/scripts/release.js:{n + 30}:1)\n"
+            out = (f"{etype}: {msg_line}\n    at main (/srv/app/scripts/release.js:{n}:9)\n"
+                   f"    at Object.<anonymous> (/srv/app/scripts/release.js:{n + 30}:1)\n"
                    f"    at Module._compile (node:internal/modules/cjs/loader:1358:14)\n\nNode.js v20.18.0")
         else:
             cmd = "npm run deploy"
             out = (f"[deploy] step {n} failed\n{etype}: {msg_line}\n"
-                   f"    at runStep (/home/dev/app/scripts/deploy.js:{n}:15)")
+                   f"    at runStep (/srv/app/scripts/deploy.js:{n}:15)")
     return cmd, f"Exit code 1\n{out}"
 
 
