@@ -144,20 +144,22 @@ class Store:
         res = self.db.list_tables()
         return set(getattr(res, "tables", res))
 
+    def _table(self, name: str, schema, create: bool):
+        """Open `name` if it exists, create it (when asked) if not; None otherwise."""
+        if name in self._names():
+            return self.db.open_table(name)
+        if create:
+            return self.db.create_table(name, schema=schema(self.dim))
+        return None
+
     def chunks(self, create: bool = False):
         if self._chunks is None:
-            if CHUNKS in self._names():
-                self._chunks = self.db.open_table(CHUNKS)
-            elif create:
-                self._chunks = self.db.create_table(CHUNKS, schema=chunk_schema(self.dim))
+            self._chunks = self._table(CHUNKS, chunk_schema, create)
         return self._chunks
 
     def vectors(self, create: bool = False):
         if self._vectors is None:
-            if VECTORS in self._names():
-                self._vectors = self.db.open_table(VECTORS)
-            elif create:
-                self._vectors = self.db.create_table(VECTORS, schema=vector_schema(self.dim))
+            self._vectors = self._table(VECTORS, vector_schema, create)
         return self._vectors
 
     def has_chunks(self) -> bool:
