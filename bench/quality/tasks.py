@@ -150,15 +150,20 @@ def render_failure(etype: str, msg: str, lang: str, seed: str) -> tuple[str, str
 
 
 # --- python ---------------------------------------------------------------------------------
-def python_errors(root: Path, files: list[str]) -> list[Task]:
-    tasks = []
+def _python_trees(root: Path, files: list[str]):
+    """(path, parsed module) for every non-test Python file that parses."""
     for rel in files:
         if not rel.endswith(".py") or TEST_PATH.search(rel):
             continue
         try:
-            tree = ast.parse((root / rel).read_text(encoding="utf-8"))
+            yield rel, ast.parse((root / rel).read_text(encoding="utf-8"))
         except (SyntaxError, UnicodeDecodeError):
             continue
+
+
+def python_errors(root: Path, files: list[str]) -> list[Task]:
+    tasks = []
+    for rel, tree in _python_trees(root, files):
         for node in ast.walk(tree):
             if not isinstance(node, ast.Raise) or not isinstance(node.exc, ast.Call) or not node.exc.args:
                 continue
@@ -200,13 +205,7 @@ def _intent_query(sentence: str, seed: str) -> str:
 
 def python_intents(root: Path, files: list[str]) -> list[Task]:
     tasks = []
-    for rel in files:
-        if not rel.endswith(".py") or TEST_PATH.search(rel):
-            continue
-        try:
-            tree = ast.parse((root / rel).read_text(encoding="utf-8"))
-        except (SyntaxError, UnicodeDecodeError):
-            continue
+    for rel, tree in _python_trees(root, files):
         for node in ast.walk(tree):
             if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 continue
