@@ -182,7 +182,6 @@ def test_server_handle_roundtrip(tmp_path):
 
     srv = QueryServer(tmp_path)
     srv._searcher = FakeSearcher(Path("/srv/dev/work"))
-    srv._state_mtime = 0.0
     assert srv.handle({"op": "ping"})["ok"]
     out = srv.handle({"op": "diagnose", **request("py_traceback.txt", "py")})
     assert out["ok"] and out["result"]["hits"]

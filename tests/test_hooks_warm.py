@@ -37,7 +37,6 @@ def warm_server(git_repo, monkeypatch):
     (idx / "state.json").write_text("{}")
     srv = QueryServer(root, idle_s=3.0)
     srv._searcher = FakeSearcher(root)
-    srv._state_mtime = (idx / "state.json").stat().st_mtime
     t = threading.Thread(target=srv.serve, daemon=True)
     t.start()
     deadline = time.time() + 20

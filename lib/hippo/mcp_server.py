@@ -129,32 +129,25 @@ class SearchService:
         self.root = root
         self._factory = searcher_factory
         self._searcher: Any = None
-        self._stamp: float | None = None
+        self._watch: Any = None
         self._lock = threading.Lock()
 
-    def _state_stamp(self) -> float | None:
-        from hippo.config import load_settings
-
-        try:
-            return (load_settings(self.root).index_path(self.root) / "state.json").stat().st_mtime
-        except OSError:
-            return None
-
     def _get(self) -> Any:
-        stamp = self._state_stamp()
+        from hippo.config import load_settings
+        from hippo.search import Searcher, StateWatch
+
+        if self._watch is None:
+            self._settings = load_settings(self.root)
+            self._watch = StateWatch(self._settings.index_path(self.root))
         if self._searcher is None:
+            self._watch.changed()  # the new Searcher reads the current state
             if self._factory is not None:
                 self._searcher = self._factory(self.root)
             else:
-                from hippo.config import load_settings
-                from hippo.search import Searcher
-
-                self._searcher = Searcher(self.root, load_settings(self.root))
-            self._stamp = stamp
-        elif stamp != self._stamp:
+                self._searcher = Searcher(self.root, self._settings)
+        elif self._watch.changed():
             # A (background) reindex committed a new version: reopen the table, keep the loaded model.
             self._searcher.refresh()
-            self._stamp = stamp
         return self._searcher
 
     def warm(self) -> None:

@@ -62,6 +62,29 @@ def validate_globs(globs: Sequence[str]) -> list[str]:
     return [check_glob(g, name="Glob") for g in globs if g and g.strip()]
 
 
+class StateWatch:
+    """Tells a long-lived reader (warm server, MCP server) when state.json changed since it last looked.
+
+    One stat per query: a writer rewrites state.json after every committed batch, so an unchanged stamp
+    means the open Searcher is still current.
+    """
+
+    def __init__(self, index_dir: Path) -> None:
+        self.path = Path(index_dir) / "state.json"
+        self.seen = self.stamp()
+
+    def stamp(self) -> float | None:
+        try:
+            return self.path.stat().st_mtime
+        except OSError:
+            return None
+
+    def changed(self) -> bool:
+        now = self.stamp()
+        changed, self.seen = now != self.seen, now
+        return changed
+
+
 class Searcher:
     """An open index. Cheap to query many times; the query server keeps one warm."""
 

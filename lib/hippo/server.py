@@ -33,23 +33,20 @@ class QueryServer:
         self.idle_s = idle_s
         self._embedder = embedder
         self._searcher = None
-        self._state_mtime = 0.0
+        self._watch = None
 
     def searcher(self):
         """The open Searcher, refreshed when the index's state.json changed since the last query."""
-        from hippo.search import Searcher
+        from hippo.search import Searcher, StateWatch
 
-        try:
-            mtime = (self.index_dir / "state.json").stat().st_mtime
-        except OSError:
-            mtime = 0.0
+        if self._watch is None:
+            self._watch = StateWatch(self.index_dir)
         if self._searcher is None:
+            self._watch.changed()  # the new Searcher reads the current state
             self._searcher = Searcher(self.root, self.settings, embedder=self._embedder)
             self._embedder = self._searcher._embedder or self._embedder
-            self._state_mtime = mtime
-        elif mtime != self._state_mtime:
+        elif self._watch.changed():
             self._searcher.refresh()
-            self._state_mtime = mtime
         return self._searcher
 
     def warm(self) -> None:
