@@ -1,6 +1,6 @@
 """Session-start brief benchmark: does the SessionStart context hold what a newcomer needs first?
 
-Usage: python bench/brief/run.py --mirrors DIR [--lib PATH] [--runs N] [--show REPO] [--json OUT]
+Usage: python bench/brief/run.py --mirrors DIR [--lib PATH] [--runs N] [--show REPO] [--json OUT] [--dump DIR]
 
 For each repo in bench/brief/facts.json (hand-written: test, lint, format, source dir, install and
 build commands), clone it from DIR at the pinned commit, run the real hook the way Claude Code does
@@ -81,6 +81,7 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--show", help="print the context of this repo (owner/name)")
     ap.add_argument("--json", type=Path, help="write per-repo results here")
+    ap.add_argument("--dump", type=Path, help="write each repo's context to DIR/owner+name.txt")
     a = ap.parse_args()
     data = json.loads(FACTS.read_text(encoding="utf-8"))
     work = a.work or Path(tempfile.mkdtemp(prefix="hippo-brief-"))
@@ -105,6 +106,9 @@ def main() -> None:
         rows.append((repo, entry["lang"], found, known, ", ".join(missing) or "-", len(ctx), p50))
         results.append({"repo": repo, "commit": commit, "found": found, "known": known, "missing": missing,
                         "chars": len(ctx), "p50_ms": round(p50, 1), "runs": len(times)})
+        if a.dump:
+            a.dump.mkdir(parents=True, exist_ok=True)
+            (a.dump / (repo.replace("/", "+") + ".txt")).write_text(ctx, encoding="utf-8")
         if a.show == repo:
             print(ctx, "\n" + "=" * 100)
     print(f"hippo lib: {a.lib}   runs per repo: {a.runs}")

@@ -73,6 +73,19 @@ def prune(index_dir: Path, max_age_s: float = MAX_AGE_S, now: float | None = Non
     return removed
 
 
+def reset_injected(index_dir: Path, session_id: str) -> None:
+    """Forget what this session was shown (after `compact` the conversation no longer holds it)."""
+    p = _path(index_dir, session_id)
+    if p is None or not p.exists():
+        return
+    data = load(index_dir, session_id)
+    data.update(injected=[], updated=time.time())
+    fd, tmp = tempfile.mkstemp(prefix=".sess.", dir=p.parent)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        json.dump(data, fh)
+    os.replace(tmp, p)
+
+
 def forget(index_dir: Path, session_id: str) -> None:
     p = _path(index_dir, session_id)
     if p is not None:

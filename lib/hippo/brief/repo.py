@@ -1,0 +1,114 @@
+"""A read-only view of a cloned repository for the brief: its files are untrusted input.
+
+Reads stay inside the repo (symlinks pointing out are refused), are size-capped and redacted;
+names are matched case-insensitively (`Readme.md`, `makefile`). Listing uses `git ls-files`,
+so ignored and untracked files never reach the brief. Stdlib only: SessionStart runs this.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+MAX_BYTES = 256_000
+MAX_TRACKED = 200_000
+
+
+class Repo:
+    def __init__(self, root: Path):
+        self.root = root
+        self._real = root.resolve()
+        self._tracked: list[str] | None = None
+        self._top: dict[str, str] | None = None
+        self._texts: dict[tuple[str, int, bool], str | None] = {}
+        self.memo: dict = {}  # extractors share parsed results (a README's sections) through this
+
+    # --- names -------------------------------------------------------------------------------
+    def top(self) -> dict[str, str]:
+        """Lower-cased name → real name of the entries at the repo root."""
+        if self._top is None:
+            try:
+                self._top = {e.name.lower(): e.name for e in os.scandir(self.root)}
+            except OSError:
+                self._top = {}
+        return self._top
+
+    def find(self, *names: str) -> str | None:
+        """The first of `names` present at the root, matched case-insensitively; its real name."""
+        top = self.top()
+        for name in names:
+            if name.lower() in top:
+                return top[name.lower()]
+        return None
+
+    def tracked(self) -> list[str]:
+        """Repo-relative paths git tracks (falls back to a shallow walk outside git)."""
+        if self._tracked is None:
+            try:
+                res = subprocess.run(["git", "-C", str(self.root), "ls-files", "-z"], capture_output=True, timeout=5,
+                                     env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"})
+                out = res.stdout.decode("utf-8", "replace") if res.returncode == 0 else ""
+            except (OSError, subprocess.SubprocessError):
+                out = ""
+            files = [f for f in out.split("\0") if f][:MAX_TRACKED]
+            self._tracked = files or self._walk()
+        return self._tracked
+
+    def _walk(self, max_depth: int = 3) -> list[str]:
+        out: list[str] = []
+        for dirpath, dirnames, filenames in os.walk(self.root):
+            rel = os.path.relpath(dirpath, self.root).replace(os.sep, "/")
+            depth = 0 if rel == "." else rel.count("/") + 1
+            dirnames[:] = [d for d in dirnames if not d.startswith(".") and d not in ("node_modules", "target")]
+            if depth >= max_depth:
+                dirnames[:] = []
+            out += [n if rel == "." else f"{rel}/{n}" for n in filenames]
+            if len(out) > 20_000:
+                break
+        return out
+
+    def listdir(self, rel: str) -> list[str]:
+        try:
+            return sorted(e.name for e in os.scandir(self.root / rel))
+        except OSError:
+            return []
+
+    # --- content -----------------------------------------------------------------------------
+    def read(self, rel: str, limit: int = MAX_BYTES, redacted: bool = True) -> str | None:
+        """The file's text, redacted; None when absent, too big, not a regular file or outside the repo.
+
+        `redacted=False` is for large docs whose chosen excerpts the caller redacts itself (redacting a
+        150 KB README whole costs tens of milliseconds on the session's first prompt)."""
+        key = (rel, limit, redacted)
+        if key not in self._texts:
+            self._texts[key] = self._read(rel, limit, redacted)
+        return self._texts[key]
+
+    def _read(self, rel: str, limit: int, redacted: bool) -> str | None:
+        p = self.root / rel
+        try:
+            if not p.resolve().is_relative_to(self._real) or not p.is_file() or p.stat().st_size > limit:
+                return None
+            text = p.read_text(encoding="utf-8", errors="replace")
+        except (OSError, RuntimeError, ValueError):
+            return None
+        return redact(text) if redacted else text
+
+    def head(self, rel: str, size: int = 2048) -> str:
+        """The first `size` bytes of a file inside the repo (for a docstring or comment), redacted."""
+        p = self.root / rel
+        try:
+            if not p.resolve().is_relative_to(self._real) or not p.is_file():
+                return ""
+            with open(p, "rb") as fh:
+                raw = fh.read(size)
+        except (OSError, RuntimeError, ValueError):
+            return ""
+        return redact(raw.decode("utf-8", "replace"))
+
+
+def redact(text: str) -> str:
+    """Credentials out (build files and docs hold example ones too); the line count is kept."""
+    from hippo.secrets import redact as _redact  # stdlib-only
+
+    return _redact(text)[0]
