@@ -284,8 +284,23 @@ def write_report(info: dict, quality: dict | None, index: list[dict], search: li
     md += ["### Hook latency (`bench/hook_bench.py`: a fresh `python -m hippo hook ...` per call, as Claude Code runs it)",
            "", "```", hook.strip() or "(not run)", "```", ""]
     out = DOCS / "benchmarks.md"
-    out.write_text("\n".join(md), encoding="utf-8")
+    kept = foreign_sections(out.read_text(encoding="utf-8") if out.exists() else "", md)
+    out.write_text("\n".join(md + kept), encoding="utf-8")
     return out
+
+
+def foreign_sections(old: str, md: list[str]) -> list[str]:
+    """The `## ` sections of the old report that this script does not write (other benchmarks such as
+    bench/realfail, bench/where and bench/brief keep their own sections in the same file)."""
+    ours = {ln for ln in md if ln.startswith("## ")}
+    kept: list[str] = []
+    keep = False
+    for line in old.splitlines():
+        if line.startswith("## "):
+            keep = line not in ours
+        if keep:
+            kept.append(line)
+    return [""] + kept if kept else []
 
 
 def main() -> None:
