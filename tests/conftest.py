@@ -1,19 +1,52 @@
 """Shared fixtures. Kept small and generic: module-specific helpers live in their own test files.
 
-HIPPO_HOME is deliberately left alone: the real embedding model is cached under it, so pointing
-it at a per-test temp dir would rebuild the model in every test.
+Every test session runs with a private HOME and HIPPO_HOME (hooks log there, fastembed caches there)
+and without the developer's HIPPO_* settings; `models/` in it links to the real built model, so the
+slow tests that load it do not rebuild it.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import fields
 from pathlib import Path
 
 import pytest
 
-from repo_helpers import GIT_ENV, git, write_files  # noqa: E402,F401  (re-exported)
-
+from hippo.config import Settings
+from hippo.embedding.paths import models_dir
+from repo_helpers import GIT_ENV, git, write_files  # noqa: F401  (re-exported)
 
 GitRepoFactory = Callable[..., Path]
+
+# Environment switches that change what hippo does; a developer's shell may have any of them set.
+HIPPO_KNOBS = {f"HIPPO_{f.name.upper()}" for f in fields(Settings)} | {
+    "HIPPO_NO_SERVER", "HIPPO_NO_BACKGROUND_INDEX", "HIPPO_HOOK_COLD_BUDGET", "HIPPO_SERVER_IDLE",
+    "HIPPO_VECTOR_INDEX_MIN_ROWS",
+}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def isolated_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A private HOME and HIPPO_HOME for the whole session (session scope, so module fixtures get it too).
+
+    Nothing a test runs reads the developer's ~/.claude or ~/.gitconfig, or writes hippo.log or caches
+    into their ~/.cache/hippo. The built model stays reachable through a `models` link to the real one.
+    """
+    real_models = models_dir()  # resolved from the environment pytest started in
+    base = tmp_path_factory.mktemp("isolated")
+    hippo_home = base / "hippo-home"
+    hippo_home.mkdir()
+    if real_models.is_dir():
+        (hippo_home / "models").symlink_to(real_models.resolve(), target_is_directory=True)
+    mp = pytest.MonkeyPatch()
+    for name in HIPPO_KNOBS:
+        mp.delenv(name, raising=False)
+    mp.setenv("HIPPO_HOME", str(hippo_home))
+    mp.setenv("HOME", str(base))
+    mp.delenv("XDG_DATA_HOME", raising=False)
+    mp.delenv("XDG_CACHE_HOME", raising=False)
+    yield hippo_home
+    mp.undo()
 
 
 @pytest.fixture

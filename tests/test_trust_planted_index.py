@@ -9,9 +9,8 @@ import sys
 import pytest
 
 from hippo.config import load_settings
-from repo_helpers import git, write_files
+from repo_helpers import git, hippo_in_process, write_files
 
-ENV = {**os.environ, "HIPPO_MODEL": "fake"}
 
 
 def _repo(tmp_path, files):
@@ -25,9 +24,8 @@ def _repo(tmp_path, files):
 
 
 def _index(root):
-    env = {k: v for k, v in ENV.items() if k != "HIPPO_INDEX_DIR"}
-    return subprocess.run([sys.executable, "-m", "hippo", "index", "--quiet", "--repo", str(root)], env=env,
-                          capture_output=True, timeout=120)
+    """`hippo index` in this process (the session fixture already cleared HIPPO_INDEX_DIR)."""
+    return hippo_in_process(["index", "--quiet", "--repo", str(root)], env={"HIPPO_MODEL": "fake"})
 
 
 @pytest.mark.parametrize("config_file", ["hippo.toml", ".hippo/config.toml"])
@@ -91,7 +89,7 @@ def test_committed_symlink_inside_hippo_is_refused_and_target_untouched(tmp_path
     payload = {"session_id": "s", "cwd": str(root), "hook_event_name": "PostToolUseFailure", "tool_name": "Bash",
                "tool_input": {"command": "python a.py"}, "error": "Exit code 1\nValueError: boom"}
     hook = subprocess.run([sys.executable, "-m", "hippo", "hook", "tool-failure"], input=json.dumps(payload).encode(),
-                          env={**ENV, "HIPPO_NO_SERVER": "1", "HIPPO_NO_BACKGROUND_INDEX": "1"}, capture_output=True,
+                          env={**os.environ, "HIPPO_MODEL": "fake", "HIPPO_NO_SERVER": "1", "HIPPO_NO_BACKGROUND_INDEX": "1"}, capture_output=True,
                           timeout=60)
     assert hook.returncode == 0 and hook.stdout == b""
     assert target.read_text() == "ssh-ed25519 AAAA important"
