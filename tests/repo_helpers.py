@@ -5,6 +5,8 @@ would pick whichever conftest module was imported first.
 """
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import subprocess
 from collections.abc import Mapping
@@ -35,3 +37,53 @@ def write_files(root: Path, files: Mapping[str, str | bytes]) -> None:
             p.write_bytes(content)
         else:
             p.write_text(content, encoding="utf-8")
+
+
+@contextlib.contextmanager
+def _environ(extra: Mapping[str, str] | None):
+    saved = dict(os.environ)
+    os.environ.update(extra or {})
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+@contextlib.contextmanager
+def _cwd(path: Path | str | None):
+    old = os.getcwd()
+    if path is not None:
+        os.chdir(path)
+    try:
+        yield
+    finally:
+        os.chdir(old)
+
+
+def hippo_in_process(args: list[str], cwd: Path | str | None = None, env: Mapping[str, str] | None = None,
+                     stdin: bytes | None = None) -> subprocess.CompletedProcess:
+    """`hippo <args>` run inside this interpreter, returned like `subprocess.run(..., capture_output=True)`.
+
+    For tests whose point is what a command answers, not the process boundary: a `python -m hippo`
+    subprocess pays interpreter start plus `import lancedb` (seconds on a busy machine) on every call.
+    Hooks go through `hippo.hooks.main.run` (the same function the entry point calls, minus its final
+    `os._exit`); other commands through click's runner. An uncaught exception is re-raised, so a test
+    that asserts "no traceback" fails with the real one.
+    """
+    if args[:1] == ["hook"]:
+        from hippo.hooks.main import MAX_STDIN, run
+
+        out = io.StringIO()
+        with _environ(env), _cwd(cwd), contextlib.redirect_stdout(out):
+            code = run(args[1] if len(args) > 1 else "", (stdin or b"")[:MAX_STDIN + 1])
+        return subprocess.CompletedProcess(args, code, out.getvalue().encode("utf-8"), b"")
+    from click.testing import CliRunner
+
+    from hippo.cli import cli
+
+    with _environ(env), _cwd(cwd):
+        result = CliRunner().invoke(cli, args, input=stdin, prog_name="hippo")
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return subprocess.CompletedProcess(args, result.exit_code, result.stdout_bytes, result.stderr_bytes)

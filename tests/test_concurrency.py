@@ -13,11 +13,15 @@ import textwrap
 import time
 from pathlib import Path
 
+import pytest
+
 from hippo.indexer import chunks_for_file
 from test_kill import make_big_repo
 
 HOT = [f"hot/h{i}.py" for i in range(4)]
 ROUNDS = 12
+# Real concurrent processes and a lock held for its full wait: `make test-fast` skips them.
+pytestmark = pytest.mark.slow
 
 
 def version_text(i: int, v: int) -> str:
@@ -70,6 +74,7 @@ READER = textwrap.dedent("""
     from hippo.store import sql_str
     root, expected, stop = Path(sys.argv[1]), json.loads(Path(sys.argv[2]).read_text()), Path(sys.argv[3])
     s = Searcher(root, embedder=FakeEmbedder())
+    Path(sys.argv[4]).touch()  # the index is open: the writer may start
     checks = searches = reopen = 0
     bad = []
     while not stop.exists():
@@ -104,9 +109,13 @@ def test_writer_and_searchers_at_once(tmp_path, git_repo):
     stop = tmp_path / "stop"
     tests_dir = str(Path(__file__).parent)
     readers = [subprocess.Popen([sys.executable, str(tmp_path / "reader.py"), str(root),
-                                 str(tmp_path / "expected.json"), str(stop)],
-                                env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(3)]
-    time.sleep(1.5)  # let the readers open the index first
+                                 str(tmp_path / "expected.json"), str(stop), str(tmp_path / f"ready{n}")],
+                                env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE) for n in range(3)]
+    deadline = time.monotonic() + 120  # the readers open the index before the writer starts
+    while not all((tmp_path / f"ready{n}").exists() for n in range(3)):
+        assert all(r.poll() is None for r in readers), "a reader exited before opening the index"
+        assert time.monotonic() < deadline, "readers did not open the index"
+        time.sleep(0.02)
     writer = subprocess.run([sys.executable, str(tmp_path / "writer.py"), str(root), str(ROUNDS), tests_dir],
                             env=env, capture_output=True, timeout=600)
     stop.touch()

@@ -11,6 +11,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -80,10 +81,7 @@ def apply(root: Path, step: tuple) -> None:
         (root / ".gitignore").write_text(step[1])
 
 
-@settings(max_examples=12, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
-@given(steps=st.lists(op, min_size=2, max_size=6))
-def test_incremental_equals_fresh_full_index(steps):
+def check_incremental_equals_fresh(steps: list[tuple]) -> None:
     with tempfile.TemporaryDirectory(prefix="hippo-prop-") as tmp:
         root = Path(tmp) / "repo"
         root.mkdir()
@@ -110,3 +108,22 @@ def test_incremental_equals_fresh_full_index(steps):
         index_repo(root, embedder=emb)
         settled = index_repo(root, embedder=emb)  # and then the fixed point is a true no-op
         assert (settled.files_read, settled.chunks_written, len(emb.texts)) == (0, 0, before)
+
+
+STEPS = st.lists(op, min_size=2, max_size=6)
+PROPERTY = dict(deadline=None, derandomize=True,
+                suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+
+
+@pytest.mark.slow  # ~2 s per example: the full search runs in `make check`
+@settings(max_examples=12, **PROPERTY)
+@given(steps=STEPS)
+def test_incremental_equals_fresh_full_index(steps):
+    check_incremental_equals_fresh(steps)
+
+
+@settings(max_examples=2, **PROPERTY)
+@given(steps=STEPS)
+def test_incremental_equals_fresh_full_index_quick(steps):
+    """The same property on the first two derandomized examples, for `make test-fast`."""
+    check_incremental_equals_fresh(steps)

@@ -190,28 +190,29 @@ def test_server_handle_roundtrip(tmp_path):
 
 
 def test_end_to_end_real_index(tmp_path):
-    """A real traceback from the fixture's code -> XML naming the raise site; `command not found` -> nothing."""
+    """A real traceback from the fixture's code -> XML naming the raise site; `command not found` -> nothing.
+
+    The index and the hook run in this process (`hippo_in_process`); test_hooks.py covers the hook process.
+    """
     pytest.importorskip("hippo.discovery")
-    import os
     import shutil
     import subprocess
     import sys
 
-    from repo_helpers import git
+    from repo_helpers import git, hippo_in_process
 
     root = tmp_path / "repo"
     shutil.copytree(PROJECTS, root)
     git(root, "init", "-q", "-b", "main")
     git(root, "add", "-A")
     git(root, "-c", "user.name=T", "-c", "user.email=t@e", "commit", "-q", "-m", "init")
-    env = {**os.environ, "HIPPO_MODEL": "fake", "HIPPO_NO_SERVER": "1", "HIPPO_NO_BACKGROUND_INDEX": "1"}
-    subprocess.run([sys.executable, "-m", "hippo", "index", "--quiet"], cwd=root, env=env, check=True, timeout=300)
+    env = {"HIPPO_MODEL": "fake", "HIPPO_NO_SERVER": "1", "HIPPO_NO_BACKGROUND_INDEX": "1"}
+    assert hippo_in_process(["index", "--quiet"], root, env=env).returncode == 0
     err = subprocess.run([sys.executable, "-m", "shop.main"], cwd=root / "py", capture_output=True, text=True)
     error = f"Exit code {err.returncode}\n{err.stderr}"
     payload = {"hook_event_name": "PostToolUseFailure", "tool_name": "Bash", "tool_input": {"command": "python -m shop.main"},
                "error": error, "session_id": "e2e", "cwd": str(root / "py")}
-    proc = subprocess.run([sys.executable, "-m", "hippo", "hook", "tool-failure"], input=json.dumps(payload),
-                          capture_output=True, text=True, env=env, timeout=120)
+    proc = hippo_in_process(["hook", "tool-failure"], root, env=env, stdin=json.dumps(payload).encode())
     out = json.loads(proc.stdout)
     ctx = out["hookSpecificOutput"]["additionalContext"]
     assert out["hookSpecificOutput"]["hookEventName"] == "PostToolUseFailure"
@@ -223,12 +224,10 @@ def test_end_to_end_real_index(tmp_path):
     err = subprocess.run([sys.executable, "-m", "deploy.worker"], cwd=root / "py", capture_output=True, text=True)
     payload["error"] = f"Exit code {err.returncode}\n{err.stderr}"
     payload["session_id"] = "e2e-log"
-    proc = subprocess.run([sys.executable, "-m", "hippo", "hook", "tool-failure"], input=json.dumps(payload),
-                          capture_output=True, text=True, env=env, timeout=120)
+    proc = hippo_in_process(["hook", "tool-failure"], root, env=env, stdin=json.dumps(payload).encode())
     ctx = json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
     m = re.search(r"<source_file>py/deploy/quota.py</source_file>\s*<lines>(\d+)-(\d+)</lines>", ctx)
     assert m and int(m.group(1)) <= 13 <= int(m.group(2))
     payload["error"] = "Exit code 127\nbash: line 1: pnpmx: command not found"
-    proc = subprocess.run([sys.executable, "-m", "hippo", "hook", "tool-failure"], input=json.dumps(payload),
-                          capture_output=True, text=True, env=env, timeout=120)
-    assert (proc.returncode, proc.stdout) == (0, "")
+    proc = hippo_in_process(["hook", "tool-failure"], root, env=env, stdin=json.dumps(payload).encode())
+    assert (proc.returncode, proc.stdout) == (0, b"")

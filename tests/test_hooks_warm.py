@@ -44,7 +44,10 @@ def warm_server(git_repo, monkeypatch):
         assert time.time() < deadline, "server did not come up"
         time.sleep(0.05)
     yield root, srv
+    srv.idle_s = 0  # the next request is its last: the accept loop ends instead of idling out
+    client.request(idx, {"op": "ping"}, timeout=1)
     t.join(10)
+    assert not t.is_alive(), "server thread did not stop"
 
 
 def _error(root: Path, name: str) -> str:

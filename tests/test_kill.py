@@ -17,6 +17,7 @@ from hippo.state import load_state
 from test_freshness import assert_fresh, index_rows
 
 FILES = 800
+pytestmark = pytest.mark.slow  # real `hippo index` processes killed at random moments
 
 
 def make_big_repo(root: Path, n: int = FILES) -> None:

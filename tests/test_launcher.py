@@ -171,6 +171,7 @@ def test_failed_bootstrap_retries_after_a_while(data, tmp_path):
     assert b"installing its Python environment" in again.stdout
 
 
+@pytest.mark.slow  # many real launcher processes racing for the first build
 def test_concurrent_first_launches_start_one_build(tmp_path):
     """SessionStart and the MCP server launch together on first use: exactly one build may start (review)."""
     import concurrent.futures

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from helpers_index import sample_repo
+from repo_helpers import hippo_in_process
 from hippo.hooks.prompt_expansion import HARD_CAP, command_kind, handle, rag_context
 from hippo.results import Hit, SearchResponse
 
@@ -80,11 +81,19 @@ def indexed_repo(tmp_path_factory):
     return root
 
 
+HOOK_ENV = {"HIPPO_MODEL": "fake", "HIPPO_SERVER_IDLE": "5"}
+
+
 def _hook(payload: dict | bytes, cwd: Path) -> subprocess.CompletedProcess:
+    """The hook's answer, computed in this process (what it answers is the point, not the process)."""
     data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
-    env = {**os.environ, "HIPPO_MODEL": "fake", "HIPPO_SERVER_IDLE": "5"}
+    return hippo_in_process(["hook", "prompt-expansion"], cwd, env=HOOK_ENV, stdin=data)
+
+
+def _hook_process(data: bytes, cwd: Path) -> subprocess.CompletedProcess:
+    """The real `python -m hippo hook prompt-expansion` process."""
     return subprocess.run([sys.executable, "-m", "hippo", "hook", "prompt-expansion"], input=data, cwd=cwd,
-                          capture_output=True, env=env, timeout=120)
+                          capture_output=True, env={**os.environ, **HOOK_ENV}, timeout=120)
 
 
 HOSTILE = [
@@ -137,5 +146,5 @@ def test_missing_index_says_run_rag_index(tmp_path):
 
 @pytest.mark.parametrize("garbage", [b"", b"not json", b"[1,2]", b"\xff\xfe", b'{"command_name": 5}'])
 def test_garbage_stdin_is_silent(tmp_path, garbage):
-    proc = _hook(garbage, tmp_path)
+    proc = _hook_process(garbage, tmp_path)
     assert proc.returncode == 0 and proc.stdout == b""

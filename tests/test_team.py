@@ -240,6 +240,7 @@ def _cli_env(shared_uri: str) -> dict:
     return env
 
 
+@pytest.mark.slow  # two real `hippo publish` processes racing
 def test_two_publishers_at_once_leave_a_valid_snapshot(tmp_path, shared):
     origin = sample_repo(tmp_path, "origin")
     a, b = clone(origin, tmp_path / "ci-a"), clone(origin, tmp_path / "ci-b")

@@ -17,7 +17,9 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "trust"))
-from trustkit import check_hook_output, failure_payload, fresh_snapshot, git, hippo, snapshot  # noqa: E402
+from trustkit import (  # noqa: E402
+    check_hook_output, failure_payload, fresh_snapshot, git, hippo, hippo_in_process, snapshot,
+)
 
 from hippo.embedding.fake import FakeEmbedder  # noqa: E402
 from hippo.errors import BadQueryError  # noqa: E402
@@ -44,8 +46,9 @@ BAD_STDIN = {
 @pytest.mark.parametrize("event", EVENTS)
 @pytest.mark.parametrize("name", list(BAD_STDIN))
 def test_hook_stdin_garbage_exit_0_silent_and_logged(tmp_path, event, name):
+    """In this process: test_hooks.py sends garbage through the real hook process."""
     home = tmp_path / "home"
-    proc = hippo(["hook", event], tmp_path, stdin=BAD_STDIN[name], extra_env={"HIPPO_HOME": str(home)})
+    proc = hippo_in_process(["hook", event], tmp_path, stdin=BAD_STDIN[name], extra_env={"HIPPO_HOME": str(home)})
     assert proc.returncode == 0
     assert proc.stdout == b""
     log = (home / "hippo.log").read_text(encoding="utf-8", errors="replace") if (home / "hippo.log").exists() else ""
@@ -91,7 +94,7 @@ def hostile_repo(tmp_path_factory):
     os.symlink(".", root / "self_loop")
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "hostile")
-    proc = hippo(["index"], root, timeout=600)
+    proc = hippo_in_process(["index"], root)
     assert proc.returncode == 0, proc.stderr.decode(errors="replace")[-3000:]
     return root
 
@@ -141,7 +144,7 @@ def test_case_only_rename_matches_fresh(hostile_repo, tmp_path):
     shutil.copytree(hostile_repo, root, symlinks=True)
     git(root, "mv", "CaseName.py", "casename.py")
     git(root, "commit", "-q", "-m", "case")
-    assert hippo(["index", "--quiet"], root).returncode == 0
+    assert hippo_in_process(["index", "--quiet"], root).returncode == 0
     assert snapshot(root / ".hippo") == fresh_snapshot(root)
     paths = {r["path"] for r in _all_rows(root)}
     assert "casename.py" in paths and "CaseName.py" not in paths
@@ -208,7 +211,7 @@ def test_globs_outside_the_repo_refused_everywhere(hostile_repo, glob):
     with pytest.raises(BadQueryError):
         Searcher(hostile_repo, embedder=FakeEmbedder()).search("x", globs=[glob])
     if "\x00" not in glob:  # a NUL cannot be passed in argv at all
-        proc = hippo(["search", "x", "--glob", glob, "--format", "json"], hostile_repo)
+        proc = hippo_in_process(["search", "x", "--glob", glob, "--format", "json"], hostile_repo)
         assert proc.returncode == 2 and b"Traceback" not in proc.stderr and proc.stdout == b""
     text, is_error = call_tool(SearchService(hostile_repo, lambda r: Searcher(r, embedder=FakeEmbedder())),
                                "search_codebase", {"query": "x", "file_pattern": glob})
@@ -246,7 +249,7 @@ def test_failure_hook_with_hostile_error_text(hostile_repo):
     for err in ("Exit code 1\n" + "\x00\xff" * 10, "Exit code 1\n" + "x" * 3_000_000,
                 f"Exit code 1\n  File \"{hostile_repo}/../../etc/passwd\", line 1\nValueError: x",
                 "Exit code 1\n  File \"/etc/shadow\", line 9, in f\nKeyError: ' OR 1=1 --"):
-        proc = hippo(["hook", "tool-failure"], hostile_repo, stdin=failure_payload(hostile_repo, err))
+        proc = hippo_in_process(["hook", "tool-failure"], hostile_repo, stdin=failure_payload(hostile_repo, err))
         out = check_hook_output(proc)
         if out:
             assert "/etc/" not in json.dumps(out)

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "trust"))
-from trustkit import check_hook_output, failure_payload, git, hippo, session_payload  # noqa: E402
+from trustkit import check_hook_output, failure_payload, git, hippo_in_process, session_payload  # noqa: E402
 
 from test_secrets import planted_corpus  # noqa: E402  (the secrets module's generator, one source of truth)
 from hippo.embedding.fake import FakeEmbedder  # noqa: E402
@@ -66,7 +66,7 @@ def secret_repo(tmp_path_factory):
         (root / rel).write_text(text, encoding="utf-8")
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "config")
-    proc = hippo(["index"], root)
+    proc = hippo_in_process(["index"], root)
     assert proc.returncode == 0, proc.stderr
     return root, secrets
 
@@ -126,7 +126,7 @@ def test_no_secret_in_search_or_mcp_output(secret_repo):
                                                                  "requires_exact_match": exact})
             assert not is_error and _leaks(text, secrets) == []
             outputs += 4
-    cli = hippo(["search", "password token secret key", "-w", "password", "--k", "50", "--format", "text"], root)
+    cli = hippo_in_process(["search", "password token secret key", "-w", "password", "--k", "50", "--format", "text"], root)
     assert cli.returncode == 0 and _leaks(cli.stdout.decode(), secrets) == []
     _figures(search_outputs_checked=outputs + 1, leaked_search=0, leaked_mcp=0)
 
@@ -136,7 +136,7 @@ def test_no_secret_in_hook_output(secret_repo, tmp_path):
     home = {"HIPPO_HOME": str(tmp_path / "home")}
     outs = []
     for source in ("startup", "compact", "resume", "clear"):
-        data = check_hook_output(hippo(["hook", "session-start"], root, stdin=session_payload(root, source),
+        data = check_hook_output(hippo_in_process(["hook", "session-start"], root, stdin=session_payload(root, source),
                                        extra_env=home))
         outs.append(json.dumps(data or {}, ensure_ascii=False))
     assert "Using the API" in outs[0]  # the spec files (README, CONTRIBUTING) were condensed at all
@@ -144,7 +144,7 @@ def test_no_secret_in_hook_output(secret_repo, tmp_path):
     line = next(i for i, l in enumerate(settings, 1) if "def connect" in l)
     err = (f"Exit code 1\nTraceback (most recent call last):\n  File \"{root}/src/app/settings.py\", line {line + 1}, "
            f"in connect\n    return client.login(token=...)\nNameError: name 'client' is not defined\n")
-    data = check_hook_output(hippo(["hook", "tool-failure"], root, stdin=failure_payload(root, err), extra_env=home))
+    data = check_hook_output(hippo_in_process(["hook", "tool-failure"], root, stdin=failure_payload(root, err), extra_env=home))
     outs.append(json.dumps(data or {}, ensure_ascii=False))
     blob = "\n".join(outs)
     assert _leaks(blob, secrets) == [], _leaks(blob, secrets)
