@@ -1,15 +1,22 @@
-# One command runs what CI runs: `make check`.
+# One command runs what CI runs: `make check` (lint, typecheck, every test).
 PY ?= .venv/bin/python
 
-.PHONY: check test test-fast e2e bench bench-full clean
+.PHONY: check lint typecheck test test-fast e2e bench bench-full clean
 
-check: test
+check: lint typecheck test
+
+lint:
+	$(PY) -m ruff check lib tests bench
+
+typecheck:
+	$(PY) -m mypy
 
 test:
 	PATH="$(CURDIR)/.venv/bin:$$PATH" $(PY) -m pytest -q
 
+# The default loop: everything but the real-process races, the real model and the real claude CLI.
 test-fast:
-	$(PY) -m pytest -q -m "not slow and not e2e"
+	PATH="$(CURDIR)/.venv/bin:$$PATH" $(PY) -m pytest -q -m "not slow and not e2e"
 
 e2e:
 	bash .ci/install-claude.sh >/dev/null

@@ -135,7 +135,7 @@ def summary(quality: dict) -> list[str]:
 
 def slope(xs: list[float], ys: list[float]) -> float:
     """Least-squares slope of log(y) on log(x): 1.0 = linear growth, 0 = flat."""
-    pts = [(math.log(x), math.log(y)) for x, y in zip(xs, ys) if x > 0 and y > 0]
+    pts = [(math.log(x), math.log(y)) for x, y in zip(xs, ys, strict=True) if x > 0 and y > 0]
     if len(pts) < 2:
         return float("nan")
     mx = sum(p[0] for p in pts) / len(pts)
@@ -177,7 +177,7 @@ def plots(quality: dict | None, search: list[dict], index: list[dict]) -> list[s
         corp = list(quality["corpora"])
         panels = [(c, k) for c in corp for k in ("error", "intent", "spec")]
         fig, axes = plt.subplots(len(corp), 3, figsize=(12, 3.2 * len(corp)), squeeze=False)
-        for ax, (c, k) in zip(axes.ravel(), panels):
+        for ax, (c, k) in zip(axes.ravel(), panels, strict=False):
             res = quality["corpora"][c]["results"]
             names = [n for n in SYSTEM_ORDER if k in res.get(n, {})]
             vals = [res[n][k]["h5"] for n in names]

@@ -195,7 +195,7 @@ def test_text_windows_overlap_and_cover() -> None:
     chunks = chunk_file("conf.yaml", text)
     assert len(chunks) > 3
     assert all(c.kind == "window" and c.language == "yaml" for c in chunks)
-    for a, b in zip(chunks, chunks[1:]):
+    for a, b in zip(chunks, chunks[1:], strict=False):
         assert b.start_line <= a.end_line  # a few lines of overlap
         assert b.start_line > a.start_line
     assert all(len(c.text) <= Budget().max_chars and c.text.count("\n") < 60 for c in chunks)

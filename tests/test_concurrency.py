@@ -123,7 +123,7 @@ def test_writer_and_searchers_at_once(tmp_path, git_repo):
     assert writer.returncode == 0, writer.stderr.decode()[-2000:]
     wstats = json.loads(writer.stdout.decode().strip().splitlines()[-1])
     assert wstats["runs"] == ROUNDS and wstats["pruned_all"] == 0  # readers were marked: margin pruning only
-    for r, (out, err) in zip(readers, outs):
+    for r, (out, err) in zip(readers, outs, strict=True):
         assert r.returncode == 0, err.decode()[-2000:]
         stats = json.loads(out.decode().strip().splitlines()[-1])
         assert stats["nbad"] == 0, stats

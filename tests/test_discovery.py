@@ -7,9 +7,9 @@ from dataclasses import replace
 
 import pytest
 
-from repo_helpers import git, write_files
 from hippo.config import Settings
 from hippo.discovery import PathFilter, discover, is_secret_path, should_index
+from repo_helpers import git, write_files
 
 SETTINGS = Settings()
 

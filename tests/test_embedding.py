@@ -224,10 +224,10 @@ def test_unknown_hub_model_is_a_clear_error(home: Path) -> None:
 
 def code_texts(n: int = 50, size: int = 1000) -> list[str]:
     """Real, varied code: sources of stdlib functions, cut to `size` chars."""
+    import argparse as m4
     import json as m1
     import shutil as m2
     import textwrap as m3
-    import argparse as m4
     out: list[str] = []
     for mod in (m1, m2, m3, m4):
         for _, fn in sorted(inspect.getmembers(mod, inspect.isfunction)):

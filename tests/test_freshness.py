@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from repo_helpers import git, write_files
 from hippo.config import load_settings
 from hippo.embedding.fake import FakeEmbedder
 from hippo.indexer import RACY_NS, embed_text, index_repo
 from hippo.state import load_state, save_state
+from repo_helpers import git, write_files
 
 # Small distinct units; files are built from them so content recurs across files and branches.
 UNITS = [f"def unit_{i}(value):\n    total = value * {i + 2}\n    return total + {i}\n" for i in range(12)]

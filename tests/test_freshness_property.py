@@ -15,9 +15,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from repo_helpers import git
 from hippo.embedding.fake import FakeEmbedder
 from hippo.indexer import index_repo
+from repo_helpers import git
 from test_freshness import DOC, assert_fresh, py, settle
 
 NAMES = ["a.py", "b.py", "pkg/c.py", "pkg/d.py", "docs/e.md", "f.py", "pkg/sub/g.py", "h.md"]

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from repo_helpers import git, write_files
 from hippo import gitutil
 from hippo.errors import HippoError, NotARepoError
+from repo_helpers import git, write_files
 
 
 def test_find_root_from_subdir_and_file(git_repo):

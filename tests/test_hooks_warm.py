@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from hippo.hooks import client
 from hippo.hooks.common import find_repo_root
 from test_hooks_diagnose import FakeSearcher

@@ -6,13 +6,13 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from repo_helpers import git
 from helpers_index import sample_repo
 from hippo.embedding.fake import FakeEmbedder
 from hippo.errors import BadQueryError, NoIndexError
 from hippo.indexer import index_repo
 from hippo.render import to_json, to_text, to_xml
 from hippo.search import Searcher
+from repo_helpers import git
 
 
 @pytest.fixture
@@ -37,7 +37,7 @@ def test_error_message_finds_raise_line(indexed):
     top = resp.hits[0]
     assert top.path == "src/auth/tokens.py"
     lines = (root / top.path).read_text().splitlines()
-    raise_line = next(i for i, l in enumerate(lines, 1) if 'raise TokenExpiredError("Token is too old")' in l)
+    raise_line = next(i for i, text in enumerate(lines, 1) if 'raise TokenExpiredError("Token is too old")' in text)
     assert top.start_line <= raise_line <= top.end_line
     # line-exact: the snippet is exactly those lines of the file
     assert top.snippet.split("\n") == lines[top.start_line - 1: top.end_line]

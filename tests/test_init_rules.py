@@ -10,8 +10,7 @@ from click.testing import CliRunner
 
 from hippo.cli import cli
 from hippo.errors import HippoError
-from hippo.init_rules import (BEGIN, END, RULES_FILE, condensed_rules, install_rules, rules_installed,
-                              rules_text)
+from hippo.init_rules import BEGIN, END, RULES_FILE, condensed_rules, install_rules, rules_installed, rules_text
 
 USER_TEXT = "# My project\n\nRun `make test` before committing.\n"
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from repo_helpers import git
 from hippo.state import load_state
+from repo_helpers import git
 from test_freshness import assert_fresh, index_rows
 
 FILES = 800

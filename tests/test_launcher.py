@@ -184,6 +184,6 @@ def test_concurrent_first_launches_start_one_build(tmp_path):
             a = pool.submit(_run, ["hook", "session-start"], data, stdin=b"{}", extra=extra)
             b = pool.submit(_run, ["mcp"], data, extra=extra)
             a.result(), b.result()
-        assert _wait(lambda: (data / f"venv-{VERSION}" / ".hippo-ready").exists())
+        assert _wait(lambda data=data: (data / f"venv-{VERSION}" / ".hippo-ready").exists())
         log = (data / "bootstrap.log").read_text()
         assert log.count("fake-pip -m pip install") == 1, log

@@ -12,8 +12,8 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 from helpers_index import sample_repo
-from hippo.mcp_server import INPUT_SCHEMA, INSTRUCTIONS, TOOL_NAME, parse_arguments
 from hippo.errors import BadQueryError
+from hippo.mcp_server import INPUT_SCHEMA, INSTRUCTIONS, TOOL_NAME, parse_arguments
 
 # The seed 000 §3.2 schema, verbatim in structure: four properties, only query required.
 SEED_PROPERTIES = {"query": "string", "keywords": "array", "file_pattern": "string",

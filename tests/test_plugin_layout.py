@@ -78,7 +78,7 @@ def test_every_hook_goes_through_the_launcher_in_exec_form():
 
 def test_matchers():
     by_event = {}
-    for event, matcher, h in _handlers():
+    for event, matcher, _ in _handlers():
         by_event.setdefault(event, []).append(matcher)
     assert by_event["SessionStart"] == ["startup|resume|clear|compact"]
     assert by_event["PostToolUseFailure"] == ["Bash"]
@@ -182,5 +182,5 @@ def test_mcp_list_connected(tmp_path):
     path = ":".join(p for p in (venv_bin, str(Path(sys.executable).parent), "/usr/bin:/bin") if p)
     proc = _offline([_claude(), "--plugin-dir", str(REPO), "mcp", "list"], tmp_path / "home", project, path=path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    line = next(l for l in proc.stdout.splitlines() if l.startswith("plugin:hippo:hippo"))
+    line = next(x for x in proc.stdout.splitlines() if x.startswith("plugin:hippo:hippo"))
     assert "Connected" in line, proc.stdout

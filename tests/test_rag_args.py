@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hippo.errors import BadQueryError
 from hippo.rag_args import check_glob, parse_rag_args, tokenize

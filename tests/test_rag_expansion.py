@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from helpers_index import sample_repo
-from repo_helpers import hippo_in_process
 from hippo.hooks.prompt_expansion import HARD_CAP, command_kind, handle, rag_context
 from hippo.results import Hit, SearchResponse
+from repo_helpers import hippo_in_process
 
 
 class Recorder:

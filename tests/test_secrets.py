@@ -10,7 +10,8 @@ import string
 import time
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hippo.secrets import redact
 

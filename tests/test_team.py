@@ -14,6 +14,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+
 from helpers_index import sample_repo
 from hippo import team
 from hippo.config import load_settings

@@ -18,7 +18,13 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "trust"))
 from trustkit import (  # noqa: E402
-    check_hook_output, failure_payload, fresh_snapshot, git, hippo, hippo_in_process, snapshot,
+    check_hook_output,
+    failure_payload,
+    fresh_snapshot,
+    git,
+    hippo,
+    hippo_in_process,
+    snapshot,
 )
 
 from hippo.embedding.fake import FakeEmbedder  # noqa: E402
@@ -151,8 +157,8 @@ def test_case_only_rename_matches_fresh(hostile_repo, tmp_path):
 
 
 def test_files_vanish_and_change_during_indexing(tmp_path, monkeypatch):
-    from hippo import indexer
     import hippo.discovery as discovery
+    from hippo import indexer
 
     root = tmp_path / "r"
     root.mkdir()

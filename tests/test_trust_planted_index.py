@@ -12,7 +12,6 @@ from hippo.config import load_settings
 from repo_helpers import git, hippo_in_process, write_files
 
 
-
 def _repo(tmp_path, files):
     root = tmp_path / "repo"
     root.mkdir()

@@ -19,12 +19,12 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "trust"))
 from trustkit import check_hook_output, failure_payload, git, hippo_in_process, session_payload  # noqa: E402
 
-from test_secrets import planted_corpus  # noqa: E402  (the secrets module's generator, one source of truth)
 from hippo.embedding.fake import FakeEmbedder  # noqa: E402
 from hippo.mcp_server import SearchService, call_tool  # noqa: E402
 from hippo.render import to_json, to_text, to_xml  # noqa: E402
 from hippo.search import Searcher  # noqa: E402
 from hippo.secrets import redact  # noqa: E402
+from test_secrets import planted_corpus  # noqa: E402  (the secrets module's generator, one source of truth)
 
 PLACES = {"settings.py": "src/app/settings.py", "config.js": "src/web/config.js",
           "docker-compose.yaml": "config/docker-compose.yaml", "README.md": "README.md",
@@ -141,7 +141,7 @@ def test_no_secret_in_hook_output(secret_repo, tmp_path):
         outs.append(json.dumps(data or {}, ensure_ascii=False))
     assert "Using the API" in outs[0]  # the spec files (README, CONTRIBUTING) were condensed at all
     settings = (root / "src/app/settings.py").read_text().splitlines()
-    line = next(i for i, l in enumerate(settings, 1) if "def connect" in l)
+    line = next(i for i, text in enumerate(settings, 1) if "def connect" in text)
     err = (f"Exit code 1\nTraceback (most recent call last):\n  File \"{root}/src/app/settings.py\", line {line + 1}, "
            f"in connect\n    return client.login(token=...)\nNameError: name 'client' is not defined\n")
     data = check_hook_output(hippo_in_process(["hook", "tool-failure"], root, stdin=failure_payload(root, err), extra_env=home))

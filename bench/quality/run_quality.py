@@ -11,7 +11,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.quality import corpora, metrics, systems, tasks as taskgen
+from bench.quality import corpora, metrics, systems
+from bench.quality import tasks as taskgen
 from bench.quality.realrun import click_real_errors
 
 KINDS = ("error", "intent", "spec")

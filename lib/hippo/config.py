@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
+from typing import Any
 
 from hippo.errors import HippoError
 
@@ -88,7 +89,7 @@ class Settings:
 
 def _coerce(kind: object, value: object) -> object:
     if kind in (int, "int"):
-        return int(value)  # type: ignore[arg-type]
+        return int(value)  # type: ignore[call-overload]
     if kind in (bool, "bool"):
         if isinstance(value, bool):
             return value
@@ -120,5 +121,5 @@ def load_settings(root: Path | None = None, env: dict[str, str] | None = None) -
         if key in env:
             values[f.name] = env[key]
     known = {f.name: f.type for f in fields(Settings)}
-    clean = {k: _coerce(known[k], v) for k, v in values.items() if k in known}
+    clean: dict[str, Any] = {k: _coerce(known[k], v) for k, v in values.items() if k in known}
     return replace(Settings(), **clean)

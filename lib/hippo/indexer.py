@@ -24,9 +24,9 @@ import os
 import shutil
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 from hippo.chunk import Chunk, chunk_id
 from hippo.config import Settings, UnsafeIndexDir, check_index_dir, load_settings
@@ -104,7 +104,7 @@ class WriterLock:
         self.wait = wait_seconds
         self.fh = None
 
-    def __enter__(self) -> "WriterLock":
+    def __enter__(self) -> WriterLock:
         self.fh = open_private(self.path)
         deadline = time.monotonic() + self.wait
         while True:
@@ -155,7 +155,8 @@ def chunks_for_file(rel: str, data: bytes) -> list[Chunk]:
 
 
 def _rows_for(rel: str, chunks: list[Chunk], model_id: str) -> list[dict]:
-    rows, seen = [], Counter()
+    rows: list[dict] = []
+    seen: Counter[str] = Counter()
     for c in chunks:
         h = c.content_hash
         occurrence = seen[h]
@@ -438,7 +439,7 @@ class Indexer:
             if todo:
                 emb = emb or self.embedder()
                 vecs = emb.embed_passages([texts[k] for k in todo])
-                fresh = dict(zip(todo, vecs))
+                fresh = dict(zip(todo, vecs, strict=True))
                 store.cache_vectors(fresh)
                 known.update(fresh)
                 report.chunks_embedded += len(todo)

@@ -24,7 +24,7 @@ class Hit:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict) -> "Hit":
+    def from_dict(cls, data: dict) -> Hit:
         known = {k: data[k] for k in cls.__dataclass_fields__ if k in data}
         return cls(**known)
 
@@ -41,6 +41,6 @@ class SearchResponse:
                 "meta": dict(self.meta), "message": self.message}
 
     @classmethod
-    def from_dict(cls, data: dict) -> "SearchResponse":
+    def from_dict(cls, data: dict) -> SearchResponse:
         return cls(query=data.get("query", ""), hits=[Hit.from_dict(h) for h in data.get("hits", [])],
                    meta=dict(data.get("meta", {})), message=data.get("message"))

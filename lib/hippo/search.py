@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
-from typing import Sequence
 
 from hippo import pasted
 from hippo.config import Settings, load_settings
@@ -210,6 +210,7 @@ class Searcher:
         if not globs:
             return None
         import pathspec
+
         from hippo.store import sql_in
 
         spec = pathspec.PathSpec.from_lines("gitignore", globs)
@@ -430,7 +431,7 @@ def _block(path: str, run: list[_Cand]) -> Hit:
               snippet="\n".join(lines.get(n, "") for n in range(start, end + 1)),
               symbol=next((s for s in symbols if s), ""))
     hit._rank = max(c.final for c in run)  # type: ignore[attr-defined]
-    hit._conf = max(c.conf for c in run)  # type: ignore[attr-defined]  (gates dynamic top-k)
+    hit._conf = max(c.conf for c in run)  # type: ignore[attr-defined]  # gates dynamic top-k
     return hit
 
 

@@ -124,7 +124,7 @@ class QueryServer:
             while time.monotonic() - last < self.idle_s:
                 try:
                     conn, _ = sock.accept()
-                except socket.timeout:
+                except TimeoutError:
                     continue
                 last = time.monotonic()
                 with conn:

@@ -14,9 +14,10 @@ import fcntl
 import os
 import time
 import warnings
+from collections.abc import Iterable, Sequence
 from datetime import timedelta
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import IO, Any
 
 os.environ.setdefault("LANCEDB_LOG", "error")
 
@@ -79,7 +80,7 @@ class ReaderMark:
 
     def __init__(self, index_dir: Path) -> None:
         self.path = index_dir / READERS_LOCK
-        self.fh = None
+        self.fh: IO[str] | None = None
 
     def take(self, wait: float = 0.0) -> bool:
         if self.fh is not None:
@@ -134,7 +135,7 @@ class Store:
         self.reader_mark = None if writer else ReaderMark(self.index_dir)
         if self.reader_mark is not None:
             self.reader_mark.take(MARK_WAIT)  # before opening any version
-        kw = {"read_consistency_interval": timedelta(0)} if fresh_reads else {}
+        kw: dict[str, Any] = {"read_consistency_interval": timedelta(0)} if fresh_reads else {}
         self.db = lancedb.connect(str(self.index_dir / "db"), **kw)
         self._chunks = None
         self._vectors = None
@@ -223,7 +224,7 @@ class Store:
             part = keys[i:i + 500]
             t = tbl.search().where(sql_in("vkey", part)).select(["vkey", "vector"]).limit(len(part)).to_arrow()
             vecs = t.column("vector").combine_chunks().flatten().to_numpy(zero_copy_only=False).reshape(-1, self.dim)
-            for k, v in zip(t.column("vkey").to_pylist(), vecs):
+            for k, v in zip(t.column("vkey").to_pylist(), vecs, strict=True):
                 out[k] = v
         return out
 

@@ -142,7 +142,7 @@ class FakeAnthropic:
 
         return Handler
 
-    def __enter__(self) -> "FakeAnthropic":
+    def __enter__(self) -> FakeAnthropic:
         threading.Thread(target=self._server.serve_forever, daemon=True).start()
         return self
 

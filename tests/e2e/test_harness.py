@@ -10,8 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from e2e.e2e_harness import (FAILURE_MARK, SESSION_START_MARK, base_env, git, run_claude,
-                             session_start_context, tool_outcome, tool_use_ids)
+from e2e.e2e_harness import (
+    FAILURE_MARK,
+    SESSION_START_MARK,
+    base_env,
+    git,
+    run_claude,
+    session_start_context,
+    tool_outcome,
+    tool_use_ids,
+)
 from e2e.fake_anthropic import FakeAnthropic, message_sse
 
 
@@ -94,9 +102,10 @@ def test_probe_plugin_context_reaches_the_model(claude, home, tmp_path, model):
 @pytest.mark.e2e
 def test_isolation_has_no_network_but_loopback(home, tmp_path):
     """The driver's child cannot reach anything but 127.0.0.1 (when a namespace is available)."""
-    from e2e.e2e_harness import DRIVER, isolate, isolation_mode
     import subprocess
     import sys
+
+    from e2e.e2e_harness import DRIVER, isolate, isolation_mode
     if os.environ.get("HIPPO_E2E_ISOLATION") == "none":
         pytest.skip("network isolation turned off with HIPPO_E2E_ISOLATION=none")
     assert isolation_mode() != "none", "cannot create a network namespace (unshare -n, -rn, sudo)"

@@ -12,9 +12,19 @@ from pathlib import Path
 
 import pytest
 
-from e2e.e2e_harness import (base_env, clean_copy, git, line_of, make_fixture_repo, request_text,
-                             run_claude, search_results, session_start_context, tool_outcome,
-                             tool_use_ids)
+from e2e.e2e_harness import (
+    base_env,
+    clean_copy,
+    git,
+    line_of,
+    make_fixture_repo,
+    request_text,
+    run_claude,
+    search_results,
+    session_start_context,
+    tool_outcome,
+    tool_use_ids,
+)
 
 pytestmark = pytest.mark.e2e
 

@@ -14,10 +14,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from hippo.chunk import Chunk
-from hippo.chunking.languages import (CODE_LANGUAGES, MARKUP_LANGUAGES, detect_language,
-                                      sniff_shebang)
-from hippo.chunking.lines import (MAX_CHARS, MAX_CHUNK_CHARS, MAX_LINES, Budget, Lines,
-                                  split_lines, window_chunks)
+from hippo.chunking.languages import CODE_LANGUAGES, MARKUP_LANGUAGES, detect_language, sniff_shebang
+from hippo.chunking.lines import MAX_CHARS, MAX_CHUNK_CHARS, MAX_LINES, Budget, Lines, split_lines, window_chunks
 
 __all__ = ["Budget", "MAX_CHARS", "MAX_CHUNK_CHARS", "MAX_LINES", "chunk_file",
            "detect_language", "split_lines"]

@@ -13,8 +13,7 @@ from typing import Any
 
 from hippo.chunk import Chunk
 from hippo.chunking.lines import Lines
-from hippo.chunking.specs import (CONTAINER_KINDS, UnitInfo, find_body,
-                                  resolve)
+from hippo.chunking.specs import CONTAINER_KINDS, UnitInfo, find_body, resolve
 
 Node = Any
 _MAX_DEPTH = 200  # deeper syntax than this (generated code) falls back to line windows
@@ -136,7 +135,7 @@ class _Layout:
         if not atoms:
             return []
         atoms[0].lo = lo
-        for prev, nxt in zip(atoms, atoms[1:]):
+        for prev, nxt in zip(atoms, atoms[1:], strict=False):
             prev.hi = nxt.lo - 1
         atoms[-1].hi = hi
         return atoms

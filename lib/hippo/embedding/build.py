@@ -16,9 +16,9 @@ import logging
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 from hippo.config import DEFAULT_MODEL
 from hippo.embedding import paths, source

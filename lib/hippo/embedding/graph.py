@@ -91,7 +91,9 @@ def build_bert_graph(weights: dict[str, np.ndarray], config: dict[str, Any]) -> 
         p = f"encoder.layer.{i}"
 
         def heads_of(name: str, perm: list[int]) -> str:
-            return g.op("Transpose", [g.op("Reshape", [linear(x, f"{p}.attention.self.{name}"), split_heads])], perm=perm)
+            # called within this iteration only, so the loop's current x and p are the ones meant
+            return g.op("Transpose", [g.op("Reshape", [linear(x, f"{p}.attention.self.{name}"), split_heads])],  # noqa: B023
+                        perm=perm)
 
         q = heads_of("query", [0, 2, 1, 3])  # (b, h, s, d)
         k = heads_of("key", [0, 2, 3, 1])  # (b, h, d, s): pre-transposed for q @ k

@@ -33,9 +33,7 @@ def find_repo_root(cwd: str | os.PathLike | None) -> Path | None:
 
 def index_dir(root: Path):
     """(settings, index dir) for a repo, without creating anything."""
-    from hippo.config import load_settings
-
-    from hippo.config import check_index_dir
+    from hippo.config import check_index_dir, load_settings
 
     settings = load_settings(root)
     idx = settings.index_path(root)
