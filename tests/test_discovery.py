@@ -8,7 +8,7 @@ from dataclasses import replace
 import pytest
 
 from hippo.config import Settings
-from hippo.discovery import PathFilter, discover, is_secret_path, should_index
+from hippo.discovery import PathFilter, discover, is_secret_path
 from repo_helpers import git, write_files
 
 SETTINGS = Settings()
@@ -64,9 +64,9 @@ def test_git_repo_skip_rules(git_repo):
         expected[reason] = expected.get(reason, 0) + 1
     assert d.skipped == expected
     for rel, (_, reason) in SKIPPED.items():
-        assert should_index(root, rel, SETTINGS) == (False, reason), rel
+        assert PathFilter(root, SETTINGS).should_index(rel) == (False, reason), rel
     for rel in INDEXED:
-        assert should_index(root, rel, SETTINGS) == (True, ""), rel
+        assert PathFilter(root, SETTINGS).should_index(rel) == (True, ""), rel
 
 
 def test_git_entries_carry_size_mtime_and_clean_blobs(git_repo):
@@ -93,8 +93,8 @@ def test_git_honours_gitignore_hippoignore_and_extra_ignores(git_repo):
     d = discover(root, settings)
     assert sorted(_paths(d)) == [".gitignore", ".hippoignore", "a.py", "untracked.py"]
     assert d.skipped == {"ignored": 5}  # fixtures, snap, notes, .hippo, custom index dir
-    assert should_index(root, ".hippo/state.json", settings) == (False, "ignored")
-    assert should_index(root, "fixtures/big.json", settings) == (False, "ignored")
+    assert PathFilter(root, settings).should_index(".hippo/state.json") == (False, "ignored")
+    assert PathFilter(root, settings).should_index("fixtures/big.json") == (False, "ignored")
 
 
 def test_symlinks_are_skipped_never_followed(git_repo, tmp_path):
@@ -108,9 +108,9 @@ def test_symlinks_are_skipped_never_followed(git_repo, tmp_path):
     d = discover(root, SETTINGS)
     assert _paths(d) == ["a.py"]
     assert d.skipped == {"symlink": 3}
-    assert should_index(root, "leak.py", SETTINGS) == (False, "symlink")
-    assert should_index(root, "../outside/leak.py", SETTINGS) == (False, "outside_root")
-    assert should_index(root, str(outside / "leak.py"), SETTINGS) == (False, "outside_root")
+    assert PathFilter(root, SETTINGS).should_index("leak.py") == (False, "symlink")
+    assert PathFilter(root, SETTINGS).should_index("../outside/leak.py") == (False, "outside_root")
+    assert PathFilter(root, SETTINGS).should_index(str(outside / "leak.py")) == (False, "outside_root")
 
 
 def test_too_large_and_missing(git_repo):
@@ -120,7 +120,7 @@ def test_too_large_and_missing(git_repo):
     assert _paths(d) == ["small.py"] and d.skipped == {"too_large": 1}
     (root / "small.py").unlink()
     assert discover(root, settings).files == []  # deleted in the work tree: not listed, not "skipped"
-    assert should_index(root, "small.py", settings) == (False, "missing")
+    assert PathFilter(root, settings).should_index("small.py") == (False, "missing")
 
 
 def test_plain_directory_nested_gitignores(tmp_path):

@@ -73,7 +73,6 @@ class Settings:
     max_file_bytes: int = 1_000_000
     budget_chars: int = 8000  # total characters of snippets a search returns
     default_k: int = 8
-    embed_batch: int = 32
     threads: int = 0  # 0 = all cores
     index_submodules: bool = False
     spec_globs: tuple[str, ...] = DEFAULT_SPEC_GLOBS

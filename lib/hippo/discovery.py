@@ -202,7 +202,7 @@ class PathFilter:
         self._git: bool | None = None
 
     def should_index(self, rel: str) -> tuple[bool, str]:
-        """(True, "") or (False, reason) for one repo-relative path; see `should_index`."""
+        """(True, "") or (False, reason) for one repo-relative path; reason "missing": the file is gone."""
         norm = os.path.normpath(rel.replace("\\", "/")).replace(os.sep, "/")
         if os.path.isabs(rel) or norm == ".." or norm.startswith("../"):
             return False, "outside_root"
@@ -374,12 +374,3 @@ def _gitignored_nongit(root: Path, rel: str) -> bool:
             return True
     return False
 
-
-def should_index(root: Path, rel: str, settings: Settings) -> tuple[bool, str]:
-    """Apply the discovery rules to one changed path (incremental updates).
-
-    Returns (True, "") or (False, reason); reason "missing" means the file no longer exists.
-    In a git repo the caller's path list already reflects .gitignore (gitutil.changed_since).
-    For many paths build one `PathFilter(root, settings)` and call its `should_index`.
-    """
-    return PathFilter(Path(root), settings).should_index(rel)

@@ -15,7 +15,6 @@ CONTAINER_KINDS = frozenset({
     "class", "struct", "interface", "trait", "impl", "namespace", "enum", "record", "protocol",
     "extension", "object",
 })
-FUNCTION_KINDS = frozenset({"function", "method"})
 
 _JS = {
     "function_declaration": "function", "generator_function_declaration": "function",

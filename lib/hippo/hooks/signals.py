@@ -8,7 +8,6 @@ to repo-relative POSIX paths when they can be, and flagged as library code when 
 """
 from __future__ import annotations
 
-import os
 import posixpath
 import re
 from dataclasses import dataclass, field
@@ -47,9 +46,6 @@ class Signals:
     @property
     def repo_locations(self) -> list[Location]:
         return [loc for loc in self.locations if not loc.library]
-
-    def is_empty(self) -> bool:
-        return not (self.errors or self.locations or self.failed_tests or self.codes)
 
 
 _EXIT_RE = re.compile(r"\AExit code (\d+)[ \t]*(?:\r?\n|\Z)")
@@ -465,8 +461,3 @@ def _run_start_line(msg: list[str], toks: list[tuple[str, int]], length: int) ->
             if n == length:
                 return toks[i][1]
     return toks[0][1] if toks else -1
-
-
-def relpath_under(path: str, root: str) -> str:
-    """`path` relative to `root` with POSIX separators (helper for callers holding OS paths)."""
-    return os.path.relpath(path, root).replace(os.sep, "/")
