@@ -27,7 +27,7 @@ def run_hook(event: str, stdin: bytes | str, env: dict | None = None, timeout: f
 
 
 def failure_payload(cwd: Path, error: str, command: str = "python -m shop.main", session: str = "sess-1") -> str:
-    # shape captured from Claude Code 2.1.332 (contract §2.4)
+    # shape captured from Claude Code 2.1.332
     return json.dumps({"hook_event_name": "PostToolUseFailure", "tool_name": "Bash",
                        "tool_input": {"command": command, "description": "run it"},
                        "tool_use_id": "toolu_fail01", "error": error, "is_interrupt": False, "duration_ms": 28,

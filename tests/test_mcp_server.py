@@ -15,7 +15,7 @@ from helpers_index import sample_repo
 from hippo.errors import BadQueryError
 from hippo.mcp_server import INPUT_SCHEMA, INSTRUCTIONS, TOOL_NAME, parse_arguments
 
-# The seed 000 §3.2 schema, verbatim in structure: four properties, only query required.
+# The tool schema of docs/plugin.md, verbatim in structure: four properties, only query required.
 SEED_PROPERTIES = {"query": "string", "keywords": "array", "file_pattern": "string",
                    "requires_exact_match": "boolean"}
 

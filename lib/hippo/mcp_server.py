@@ -1,4 +1,4 @@
-"""MCP stdio server exposing hippo's search as the `search_codebase` tool (seed 000 "tool" mode).
+"""MCP stdio server exposing hippo's search as the `search_codebase` tool (docs/plugin.md).
 
 Built on the official `mcp` SDK's low-level `Server` so the input schema is exactly the
 seed's (query, keywords, file_pattern, requires_exact_match) with nothing generated on

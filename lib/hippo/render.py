@@ -43,7 +43,7 @@ def _text(value: object) -> str:
 
 
 def to_xml(resp: SearchResponse) -> str:
-    """The seed 000 §4.1 `<search_results>` document."""
+    """The `<search_results>` document Claude receives (format in docs/plugin.md)."""
     out = ["<search_results>", "  <meta>"]
     for key in META_KEYS:
         if key in resp.meta and resp.meta[key] not in (None, ""):

@@ -399,7 +399,7 @@ def _and(a: str | None, b: str | None) -> str | None:
 
 
 def _merge_rows(cands: list[_Cand]) -> list[Hit]:
-    """Merge overlapping or adjacent chunks of one file into one block (seed 000 §6.2), best first."""
+    """Merge overlapping or adjacent chunks of one file into one block, best first."""
     by_path: dict[str, list[_Cand]] = {}
     for c in cands:
         by_path.setdefault(c.row["path"], []).append(c)

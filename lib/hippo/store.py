@@ -4,7 +4,7 @@ Writes happen under the indexer's lock, one `merge_insert` per batch of files so
 chunks swap in a single commit (readers never see a half-replaced file). Readers re-check the latest
 version before each query.
 
-Old table versions are pruned in two tiers (tech-probe 3e/3f: pruning at 0 under an open reader breaks it):
+Old table versions are pruned in two tiers (pruning at 0 under an open reader breaks it):
 every write run prunes versions older than KEEP_OLD_VERSIONS; and when no reader holds a shared lock on
 `readers.lock`, the writer also drops every old version. Readers take that shared lock without ever waiting.
 """
@@ -246,7 +246,7 @@ class Store:
     def ensure_vector_index(self, min_rows: int | None = None) -> bool:
         """Build an IVF_PQ index once the table is big enough for brute-force kNN to be slow.
 
-        Measured (tech-probe §3g): flat kNN costs ~1.6 µs/row (90 ms at 50k rows, 760 ms at 500k); IVF_PQ
+        Measured: flat kNN costs ~1.6 µs/row (90 ms at 50k rows, 760 ms at 500k); IVF_PQ
         queried with nprobes=20, refine_factor=10 answers in 5-10 ms at recall@10 0.98, and costs about a
         minute to build on 2 cores. optimize() folds later rows into it without retraining.
         """

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from hippo.chunk import Chunk
 
 # Target size of one chunk. ~1,500 chars is ~390 BERT tokens: the embedder sees the first 256,
-# full-text search sees all of it (see the tech probe).
+# full-text search sees all of it.
 MAX_CHARS = 1500
 MAX_LINES = 60
 # Hard cap on one chunk's text. Budgeted chunks stay far below it; only a single line longer

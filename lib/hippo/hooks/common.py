@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-HARD_CAP = 9500  # Claude Code turns longer hook values into a 2 KB preview (contract §2.6)
+HARD_CAP = 9500  # Claude Code turns longer hook values into a 2 KB preview
 LOG_MAX_BYTES = 512 * 1024
 TRUNCATED = "\n… (hippo: output truncated to fit the hook budget)"
 
@@ -83,7 +83,7 @@ def python_exe() -> str:
 def spawn_detached(args: list[str], log_dir: Path, cwd: Path, env: dict | None = None) -> int | None:
     """Start `python -m hippo <args>` in its own session, output to the log; returns the pid.
 
-    A fresh interpreter, never a fork: lancedb deadlocks in forked children (tech-probe §3f).
+    A fresh interpreter, never a fork: lancedb deadlocks in forked children.
     """
     import subprocess  # not at module level: the warm hook path never spawns
 

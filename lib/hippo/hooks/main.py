@@ -131,5 +131,5 @@ def main(argv: list[str] | None = None) -> None:
     try:
         sys.stdout.flush()
     finally:
-        # lancedb/onnx teardown costs ~0.2 s when the cold path loaded them (tech-probe §4)
+        # lancedb/onnx teardown costs ~0.2 s when the cold path loaded them
         os._exit(0)

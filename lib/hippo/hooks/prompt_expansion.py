@@ -21,7 +21,7 @@ from typing import Any
 from hippo.errors import BadQueryError, HippoError, NoIndexError
 
 EVENT = "UserPromptExpansion"
-# Claude Code truncates larger hook values to a short preview (contract §2.6).
+# Claude Code truncates larger hook values to a short preview.
 HARD_CAP = 9500
 STATUS_TIMEOUT_S = 20.0
 INDEX_TIMEOUT_S = 240.0
