@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import json
 
+from hippo.hooks import client, session_state
 from repo_helpers import git
 from test_hooks import run_hook
 from test_hooks_warm import _error, _payload, warm_server  # noqa: F401  (fixture)
-
-from hippo.hooks import client, session_state
 
 
 def _ctx(proc) -> str:

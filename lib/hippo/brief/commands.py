@@ -612,7 +612,7 @@ def _doc_command_lines(text: str) -> list[str]:
     out: list[str] = []
     fence = False
     literal_indent = None
-    for i, ln in enumerate(lines):
+    for ln in lines:
         s = ln.strip()
         if s.startswith(("```", "~~~")):
             fence = not fence
