@@ -31,23 +31,10 @@ class _Group(click.Group):
         except HippoError as exc:
             raise click.ClickException(str(exc)) from None
         except (OSError, RuntimeError, ValueError) as exc:  # lancedb reports ENOSPC as RuntimeError("... os error 28")
-            if _damaged_index(exc):
-                raise click.ClickException(DAMAGED) from None
             if getattr(exc, "errno", None) != errno.ENOSPC and "os error 28" not in str(exc):
                 raise
             raise click.ClickException("No space left on device for the index; free some space and run "
                                        "`hippo index` again (the previous index is kept).") from None
-
-
-DAMAGED = "The index is damaged (table files are missing); run `hippo index` to rebuild it."
-
-
-def _damaged_index(exc: BaseException) -> bool:
-    """LanceDB's errors for a table whose data files or version manifests are gone (not disk full)."""
-    msg = str(exc)
-    if getattr(exc, "errno", None) == errno.ENOSPC or "os error 28" in msg:
-        return False
-    return ("Not found:" in msg and ".lance" in msg) or ("Table '" in msg and "was not found" in msg)
 
 
 @click.group(cls=_Group)
@@ -97,19 +84,15 @@ def index(full: bool, dry_run: bool, quiet: bool, no_vectors: bool, repo: str | 
     bar, progress = _progress_bar(quiet or dry_run)
     if bar is not None:
         bar.start()
-    try:
-        try:
-            report = index_repo(root, full=full, dry_run=dry_run, progress=progress, vectors=not no_vectors)
-        except (OSError, RuntimeError, ValueError) as exc:
-            if dry_run or not _damaged_index(exc):
-                raise
-            # Missing table files or manifests: the old index is unusable, so rebuild instead of failing forever.
-            click.echo(f"hippo: the index was damaged ({str(exc).splitlines()[0][:160]}); rebuilding it from "
-                       "scratch.", err=True)
-            report = index_repo(root, full=True, progress=progress, vectors=not no_vectors)
+    try:  # damage is found and rebuilt over inside the indexer (report.repaired)
+        report = index_repo(root, full=full, dry_run=dry_run, progress=progress, vectors=not no_vectors)
     finally:
         if bar is not None:
             bar.stop()
+    if report.repaired:
+        click.echo(f"hippo: the index was damaged ({report.repaired}); rebuilt it from scratch.", err=True)
+    for notice in report.notices:
+        click.echo(f"hippo: {notice}", err=True)
     if dry_run:
         d = report.dry_run or {}
         click.echo(f"Would index {d.get('files', 0)} files ({d.get('bytes', 0) / 1e6:.1f} MB) in {root.name}/")
@@ -145,9 +128,19 @@ def search(query, keywords, globs, exact, k, fmt, mode, budget, repo) -> None:
     from hippo import render
     from hippo.search import search as run_search
 
+    from hippo.errors import DamagedIndexError
+
     root = _root(repo)
-    resp = run_search(root, " ".join(query), keywords=keywords, globs=globs, exact=exact, k=k,
-                      budget_chars=budget, mode=mode)
+    ask = dict(keywords=keywords, globs=globs, exact=exact, k=k, budget_chars=budget, mode=mode)
+    try:
+        resp = run_search(root, " ".join(query), **ask)
+    except DamagedIndexError as exc:  # rebuild (keyword phase now, vectors in the background), then answer
+        from hippo.config import load_settings
+        from hippo.indexer import repair
+
+        repair(root, load_settings(root), exc, wait=True)
+        click.echo(f"hippo: the index was damaged ({exc.detail}); rebuilt it.", err=True)
+        resp = run_search(root, " ".join(query), **ask)
     fmt = fmt or ("text" if sys.stdout.isatty() else "xml")
     click.echo({"xml": render.to_xml, "json": render.to_json, "text": render.to_text}[fmt](resp))
 

@@ -101,6 +101,7 @@ class Discovery:
 
     files: list[FileEntry]
     skipped: dict[str, int] = field(default_factory=dict)
+    bad_names: list[str] = field(default_factory=list)  # names that are not UTF-8 (surrogate-escaped)
 
     def skip(self, reason: str) -> None:
         self.skipped[reason] = self.skipped.get(reason, 0) + 1
@@ -344,6 +345,12 @@ def discover(root: Path, settings: Settings, known: Mapping[str, object] | None 
     else:
         paths, blobs = _walk(root, disc), {}
     for rel in sorted(set(paths)):
+        if not _utf8_name(rel):
+            # git and os.walk hand such names over surrogate-escaped; they cannot be stored, shown or
+            # searched as text, so they are left out and the indexer names them in its summary.
+            disc.skip("name_not_utf8")
+            disc.bad_names.append(rel)
+            continue
         reason, st = rules.check(rel, known.get(rel) if known else None)
         if reason == "missing":  # deleted in the work tree but still in the index
             continue
@@ -352,6 +359,14 @@ def discover(root: Path, settings: Settings, known: Mapping[str, object] | None 
             continue
         disc.files.append(FileEntry(rel, st.st_size, st.st_mtime_ns, blobs.get(rel)))
     return disc
+
+
+def _utf8_name(rel: str) -> bool:
+    try:
+        rel.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _gitignored_nongit(root: Path, rel: str) -> bool:

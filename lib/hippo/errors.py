@@ -25,3 +25,15 @@ class EmbedderUnavailable(HippoError):
 
 class BadQueryError(HippoError):
     """Invalid search input (empty query, bad glob). Usage-level: CLI maps it to exit 2."""
+
+
+class DamagedIndexError(HippoError):
+    """The index's table files are damaged (bit flips, truncation, garbage manifests, lost files).
+
+    Raised by `hippo.store.Store` only, after a full read of the table confirmed the damage, so callers
+    never have to guess from an error message. `hippo.indexer.repair` is the one place that acts on it.
+    """
+
+    def __init__(self, detail: str) -> None:
+        self.detail = detail
+        super().__init__(f"The index is damaged ({detail}); run `hippo index` to rebuild it.")

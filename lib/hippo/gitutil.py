@@ -144,6 +144,12 @@ def tracked_files(root: Path, include_submodules: bool = False,
     return out
 
 
+def tracks_under(root: Path, rel_dir: str) -> bool:
+    """Does git's index hold any file at or under repo-relative `rel_dir`? (One pathspec-limited ls-files.)"""
+    proc = _run(root, "ls-files", "-z", "--", f":(literal){rel_dir}", check=False)
+    return proc.returncode == 0 and bool(proc.stdout.strip(b"\0"))
+
+
 def untracked_files(root: Path) -> list[str]:
     """Untracked files git would not ignore (honours every .gitignore and info/exclude)."""
     return _split_z(_out(root, "ls-files", "--others", "--exclude-standard", "-z"))

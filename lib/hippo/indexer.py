@@ -29,8 +29,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hippo.chunk import Chunk, chunk_id
-from hippo.config import Settings, UnsafeIndexDir, check_index_dir, load_settings
-from hippo.errors import IndexLockedError
+from hippo.config import Settings, load_settings
+from hippo import integrity
+from hippo.integrity import refuse_planted
+from hippo.errors import DamagedIndexError, IndexLockedError
 from hippo.state import SCHEMA_VERSION, FileRecord, IndexState, load_state, save_state
 from hippo.textutil import identifier_text
 
@@ -63,32 +65,19 @@ class IndexReport:
     skipped: dict[str, int] = field(default_factory=dict)
     dry_run: dict | None = None
     vector_index_built: bool = False
+    repaired: str | None = None  # the damage this run found and rebuilt the index over
+    notices: list[str] = field(default_factory=list)  # files left out for a reason the user should see
 
 
 def index_dir_for(root: Path, settings: Settings) -> Path:
     """The index dir, created if needed, after refusing one the repository itself could have planted."""
     d = settings.index_path(root)
-    check_index_dir(root, d)
-    if _tracked_by_git(root, d):
-        raise UnsafeIndexDir(f"git tracks files under {d}: a repository must not ship hippo's index dir. "
-                             "Remove them (or set HIPPO_INDEX_DIR elsewhere) and run `hippo index` again.")
+    refuse_planted(root, d)
     d.mkdir(parents=True, exist_ok=True)
     ignore = d / ".gitignore"
     if not ignore.exists():
         ignore.write_text("# hippo's local index; safe to delete (`rm -rf .hippo`)\n*\n", encoding="utf-8")
     return d
-
-
-def _tracked_by_git(root: Path, index_dir: Path) -> bool:
-    from hippo import gitutil
-
-    try:
-        rel = index_dir.resolve().relative_to(root.resolve())
-    except (OSError, ValueError):
-        return False  # outside the repo (an explicit HIPPO_INDEX_DIR): git has no say
-    if not gitutil.is_git_repo(root):
-        return False
-    return any(p == rel.as_posix() or p.startswith(rel.as_posix() + "/") for p in gitutil.tracked_files(root))
 
 
 def open_private(path: Path, flags: int = os.O_RDWR | os.O_CREAT):
@@ -185,21 +174,34 @@ def _dry_run_summary(files) -> dict:
             "by_top_folder": dict(by_dir.most_common())}
 
 
-def _check_table_files(index_dir: Path, state: IndexState) -> None:
-    """A few stat calls that catch lost LanceDB files even on a no-op run (which never opens the table).
+def _table_damage(index_dir: Path, state: IndexState) -> str | None:
+    """Why the table of a usable-looking state cannot be trusted, or None. Stdlib only: a no-op run never
+    opens the table, so this is all that stands between damaged files and "Index is up to date"."""
+    mark = integrity.damage_mark(index_dir)
+    if mark:
+        return mark
+    if state.chunk_count:
+        table = index_dir / "db" / "chunks.lance"
+        for part in ("_versions", "data"):
+            try:
+                if any((table / part).iterdir()):
+                    continue
+            except OSError:
+                pass
+            return f"the files under chunks.lance/{part} are missing"
+    return integrity.probe(index_dir)
 
-    Raises the same "Not found: ... .lance" error LanceDB would, so callers rebuild the way they do for it.
-    """
-    if not state.chunk_count:
-        return
-    table = index_dir / "db" / "chunks.lance"
-    for part in ("_versions", "data"):
-        try:
-            if any((table / part).iterdir()):
-                continue
-        except OSError:
-            pass
-        raise FileNotFoundError(f"Not found: {table / part} (LanceDB table files of chunks.lance are missing)")
+
+def _shown(rel: str) -> str:
+    """A path as the user can read it: undecodable bytes as \\xNN escapes."""
+    return rel.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def _names_notice(names: list[str]) -> str:
+    n = len(names)
+    what = "1 file with a name that is" if n == 1 else f"{n} files with names that are"
+    listed = ", ".join(_shown(p) for p in names[:5]) + (", ..." if n > 5 else "")
+    return f"skipped {what} not valid UTF-8: {listed}"
 
 
 class Indexer:
@@ -227,13 +229,36 @@ class Indexer:
 
     def run(self, *, full: bool = False, dry_run: bool = False, wait_lock: float = 3.0,
             vectors: bool = True, compact: bool = True) -> IndexReport:
-        """One locked pass. `compact=False` skips the optimize step (benchmarks measure what it saves)."""
+        """One locked pass. `compact=False` skips the optimize step (benchmarks measure what it saves).
+
+        Damage found on the way (the probe, a reader's mark, or a table write that fails on damaged files)
+        is handled here, once: the index is rebuilt from scratch and `report.repaired` says why. Damage met
+        by that rebuild itself is raised.
+        """
+        try:
+            return self._run(full=full, dry_run=dry_run, wait_lock=wait_lock, vectors=vectors, compact=compact)
+        except DamagedIndexError as exc:
+            if full or dry_run:
+                raise
+            self._close_store()
+            report = self._run(full=True, dry_run=False, wait_lock=wait_lock, vectors=vectors, compact=compact)
+            report.repaired = exc.detail
+            return report
+
+    def _close_store(self) -> None:
+        store = getattr(self, "_store_obj", None)
+        if store is not None:
+            store.close()
+        self._store_obj = None
+
+    def _run(self, *, full: bool, dry_run: bool, wait_lock: float, vectors: bool, compact: bool) -> IndexReport:
         started = time.monotonic()
         report = IndexReport()
         if dry_run:
             disc = self._discover(None)
             report.files_total, report.skipped = len(disc.files), dict(disc.skipped)
             report.dry_run = _dry_run_summary(disc.files)
+            self._notice_names(disc, report)
             return report
         with WriterLock(self.index_dir, wait_lock):
             state = self._open_state(full, report)
@@ -241,6 +266,7 @@ class Indexer:
             listed_at = time.time_ns()
             disc = self._discover(state)
             report.files_total, report.skipped = len(disc.files), dict(disc.skipped)
+            self._notice_names(disc, report)
             changed, records = self._changed_files(disc.files, state, report)
             current = {f.path for f in disc.files}
             stale_paths = set(state.files)
@@ -268,12 +294,23 @@ class Indexer:
                 state.complete = True
                 save_state(self.index_dir, state)
             report.keyword_ready_seconds = time.monotonic() - started
-            if vectors and not state.vectors_complete:  # the no-op path never even imports lancedb
+            filled = vectors and not state.vectors_complete
+            if filled:  # the no-op path never even imports lancedb
                 self._vector_phase(state, report)
             if compact:
                 self._maintain(state, report)
+            wrote = changed or deleted or filled or report.optimized or report.rebuilt \
+                or was != (state.indexed_commit, state.branch, True) or self._touched
+            if wrote or not integrity.recorded(self.index_dir):
+                integrity.record(self.index_dir)  # what the next run's probe compares against
         report.seconds = time.monotonic() - started
         return report
+
+    @staticmethod
+    def _notice_names(disc, report: IndexReport) -> None:
+        names = list(getattr(disc, "bad_names", ()))
+        if names:
+            report.notices.append(_names_notice(names))
 
     def _maintain(self, state: IndexState, report: IndexReport) -> None:
         """Optimize (fold rows into FTS, compact, prune old versions) only once enough churn piled up.
@@ -292,6 +329,7 @@ class Indexer:
             return
         from hippo.store import KEEP_OLD_VERSIONS  # imports lancedb: never on the no-op path
         margin_ok = time.time() - state.optimized_at >= KEEP_OLD_VERSIONS.total_seconds()
+        integrity.forget(self.index_dir)  # compaction deletes files: the sums are recorded again after it
         report.optimized, report.pruned_all = self._store().optimize(only_if_alone=not margin_ok)
         if report.optimized:
             state.runs_since_optimize = state.rows_since_optimize = 0
@@ -323,12 +361,16 @@ class Indexer:
         usable = (state is not None and state.schema_version == SCHEMA_VERSION
                   and state.model_id == self.model_name and db_exists and not full)
         if usable:
-            _check_table_files(self.index_dir, state)
+            damage = _table_damage(self.index_dir, state)
+            if damage:
+                raise DamagedIndexError(damage)
             self._dim = state.dim
             return state
         # Model, schema or layout changed (or the user asked): rebuild cleanly instead of mixing.
         report.rebuilt = state is not None or db_exists
+        integrity.forget(self.index_dir)
         shutil.rmtree(self.index_dir / "db", ignore_errors=True)
+        integrity.clear_mark(self.index_dir)
         emb = self.embedder()
         self._dim = emb.dim
         state = IndexState(model_id=self.model_name, dim=emb.dim)
@@ -377,7 +419,7 @@ class Indexer:
         pending_delete = list(deleted)
         for i in range(0, max(len(changed), 1), FILE_BATCH):
             batch = changed[i:i + FILE_BATCH]
-            rows_by_path = {rel: _rows_for(rel, chunks_for_file(rel, data), self.model_name) for rel, data in batch}
+            rows_by_path = {rel: self._file_rows(rel, data, report) for rel, data in batch}
             rows = [r for rs in rows_by_path.values() for r in rs]
             cached = store.cached_vectors(r["vkey"] for r in rows)
             zero = [0.0] * self._dim
@@ -401,6 +443,20 @@ class Indexer:
             save_state(self.index_dir, state)
             self.progress("files", done, total)
         store.ensure_indexes()  # cheap when present; also repairs a run killed before creating them
+
+    def _file_rows(self, rel: str, data: bytes, report: IndexReport) -> list[dict]:
+        """One file's rows; a file that cannot be chunked is left out (no rows) and reported, never fatal.
+
+        Its record still goes into the state with its sha, so later runs do not retry it until it changes.
+        """
+        try:
+            return _rows_for(rel, chunks_for_file(rel, data), self.model_name)
+        except Exception as exc:  # noqa: BLE001 - one file must never end the run
+            first = (str(exc).strip().splitlines() or [""])[0][:120]
+            report.notices.append(f"skipped {_shown(rel)}: it could not be chunked ({type(exc).__name__}"
+                                  f"{': ' + first if first else ''})")
+            report.skipped["chunk_error"] = report.skipped.get("chunk_error", 0) + 1
+            return []
 
     def _record_git(self, state: IndexState) -> None:
         from hippo import gitutil
@@ -460,3 +516,39 @@ def index_repo(root: Path, settings: Settings | None = None, *, full: bool = Fal
                progress: Progress | None = None, embedder=None, vectors: bool = True) -> IndexReport:
     return Indexer(root, settings, embedder=embedder, progress=progress).run(
         full=full, dry_run=dry_run, vectors=vectors)
+
+
+def writer_busy(index_dir: Path) -> bool:
+    """True when some process holds the writer lock (an index run, perhaps a rebuild, is under way)."""
+    try:
+        fh = open_private(index_dir / "lock", os.O_RDONLY)
+    except OSError:
+        return False
+    with fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        except OSError:
+            return False
+        fcntl.flock(fh, fcntl.LOCK_UN)
+    return False
+
+
+def repair(root: Path, settings: Settings, damage: DamagedIndexError, *, wait: bool) -> IndexReport | None:
+    """What every reader does with DamagedIndexError: mark the index damaged, then have it rebuilt.
+
+    `wait=True` (the CLI) rebuilds the keyword phase now, so the caller can answer from it, and leaves the
+    vectors to a background run. `wait=False` (hooks, warm server, MCP) only starts a detached `hippo index
+    --quiet`, unless one is already running; that run finds the mark and rebuilds.
+    """
+    from hippo.hooks.common import spawn_detached
+
+    index_dir = settings.index_path(root)
+    integrity.mark_damaged(index_dir, damage.detail)
+    report = None
+    if wait:
+        report = Indexer(root, settings).run(vectors=False)
+    if os.environ.get("HIPPO_NO_BACKGROUND_INDEX") != "1" and not writer_busy(index_dir):
+        spawn_detached(["index", "--quiet"], index_dir, root)
+    return report

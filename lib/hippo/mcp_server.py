@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from hippo import __version__
-from hippo.errors import BadQueryError, HippoError, NoIndexError
+from hippo.errors import BadQueryError, DamagedIndexError, HippoError, NoIndexError
 
 TOOL_NAME = "search_codebase"
 
@@ -161,6 +161,21 @@ class SearchService:
         except Exception:  # no index yet, keyword-only index ...: the first real call reports it
             pass
 
+    def damaged(self, exc: DamagedIndexError) -> None:
+        """Drop the warm Searcher (its handle points at damaged files) and have the indexer rebuild."""
+        from hippo.config import load_settings
+        from hippo.indexer import repair
+
+        with self._lock:
+            searcher, self._searcher = self._searcher, None
+        store = getattr(searcher, "store", None)
+        if store is not None:
+            try:
+                store.close()
+            except Exception:  # noqa: BLE001 - best effort; the handle is dropped anyway
+                pass
+        repair(self.root, load_settings(self.root), exc, wait=False)
+
     def search_xml(self, arguments: dict[str, Any] | None) -> str:
         from hippo.render import to_xml
 
@@ -179,6 +194,13 @@ def call_tool(service: SearchService, name: str, arguments: dict[str, Any] | Non
         return service.search_xml(arguments), False
     except BadQueryError as exc:
         return f"Invalid search_codebase input: {exc}", True
+    except DamagedIndexError as exc:
+        try:
+            service.damaged(exc)
+        except Exception:  # noqa: BLE001 - the answer below is still right; the next call retries
+            pass
+        return (f"hippo's index of {service.root.name} was damaged ({exc.detail[:200]}); a rebuild has started "
+                "in the background. Use grep/read for now and search again in a minute."), True
     except NoIndexError:
         return (f"hippo has no index for {service.root.name} yet. Ask the user to run /rag-index (or "
                 "`hippo index` in the repository), then search again. Do not guess the answer."), True

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from hippo import pasted
 from hippo.config import Settings, load_settings
-from hippo.errors import BadQueryError, NoIndexError
+from hippo.errors import BadQueryError, DamagedIndexError, NoIndexError
 from hippo.results import Hit, SearchResponse
 from hippo.state import IndexState, load_state
 from hippo.textutil import query_terms, text_terms
@@ -86,18 +86,31 @@ class StateWatch:
 
 
 class Searcher:
-    """An open index. Cheap to query many times; the query server keeps one warm."""
+    """An open index. Cheap to query many times; the query server keeps one warm.
+
+    Every reader (CLI, MCP, warm server, hooks) opens the index here, so this is where an index dir the
+    writer would refuse (a planted `.hippo/`) is refused, and where damage becomes DamagedIndexError.
+    """
 
     def __init__(self, root: Path, settings: Settings | None = None, embedder=None) -> None:
+        from hippo import integrity
+        from hippo.integrity import refuse_planted
+
         self.root = Path(root)
         self.settings = settings or load_settings(self.root)
         self.index_dir = self.settings.index_path(self.root)
+        refuse_planted(self.root, self.index_dir)
         self._embedder = embedder
         self.state = self._load_state()
+        mark = integrity.damage_mark(self.index_dir)
+        if mark:  # a reader already found it damaged; the rebuild has not finished yet
+            raise DamagedIndexError(mark)
         from hippo.store import Store
 
         self.store = Store(self.index_dir, self.state.dim)
         if not self.store.has_chunks():
+            if self.state.chunk_count:  # rows were committed, so the table existed
+                self.store.require_chunks()
             raise NoIndexError()
 
     def _load_state(self) -> IndexState:
@@ -140,6 +153,13 @@ class Searcher:
     # --- public ----------------------------------------------------------------------------------
     def search(self, query: str, *, keywords: Sequence[str] = (), globs: Sequence[str] = (), exact: bool = False,
                k: int | None = None, budget_chars: int | None = None, mode: str = "hybrid") -> SearchResponse:
+        """Raises DamagedIndexError when the table files are damaged (the caller has the index rebuilt)."""
+        with self.store.reading():
+            return self._search(query, keywords=keywords, globs=globs, exact=exact, k=k,
+                                budget_chars=budget_chars, mode=mode)
+
+    def _search(self, query: str, *, keywords: Sequence[str], globs: Sequence[str], exact: bool,
+                k: int | None, budget_chars: int | None, mode: str) -> SearchResponse:
         started = time.perf_counter()
         query = (query or "").strip()
         keywords = [kw.strip() for kw in keywords if kw and kw.strip()]
@@ -240,7 +260,8 @@ class Searcher:
             if pred:
                 q = q.where(pred, prefilter=True)
             return q.limit(CANDIDATES).to_list()
-        except Exception:  # noqa: BLE001 - FTS index not built yet or a tokenizer edge case: vector half still answers
+        except Exception as exc:  # noqa: BLE001 - FTS index not built yet or a tokenizer edge case: vector half still answers
+            self._unless_damaged(exc)
             return []
 
     def _phrase_scan(self, phrases: list[str], pred: str | None) -> list[dict]:
@@ -251,7 +272,8 @@ class Searcher:
         try:
             rows = self.store.chunks().search().where(
                 _and(pred, f"regexp_like(text, {sql_str(pasted.phrase_regex(top))})")).limit(CANDIDATES * 3).to_list()
-        except Exception:  # noqa: BLE001 - an engine without regexp_like: the other retrievers still answer
+        except Exception as exc:  # noqa: BLE001 - an engine without regexp_like: the other retrievers still answer
+            self._unless_damaged(exc)
             return []
         def hits(r: dict) -> int:
             norm = pasted.normalise(r["text"])
@@ -277,7 +299,8 @@ class Searcher:
             return [dict(r) for r in cache[key]]
         try:
             rows = self.store.chunks().search().where(where).limit(CANDIDATES * 4).to_list()
-        except Exception:  # noqa: BLE001
+        except Exception as exc:  # noqa: BLE001
+            self._unless_damaged(exc)
             return []
         # Chunks holding more of the keywords, and holding them more often, rank first.
         def weight(r: dict) -> int:
@@ -289,6 +312,14 @@ class Searcher:
             cache.pop(next(iter(cache)))
         cache[key] = [dict(r) for r in out]
         return out
+
+    def _unless_damaged(self, exc: Exception) -> None:
+        """A retriever may fail harmlessly (no FTS index yet), but not over damaged table files."""
+        if isinstance(exc, DamagedIndexError):
+            raise exc
+        damaged = self.store.damage(exc)
+        if damaged is not None:
+            raise damaged from exc
 
     @staticmethod
     def _fuse(cands: dict[str, _Cand], rows: list[dict], weight: float = 1.0) -> None:

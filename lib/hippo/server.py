@@ -16,6 +16,7 @@ import socket
 import time
 from pathlib import Path
 
+from hippo.errors import DamagedIndexError, HippoError
 from hippo.hooks.client import private_dir_ok, socket_path
 from hippo.hooks.common import log
 
@@ -50,7 +51,11 @@ class QueryServer:
         return self._searcher
 
     def warm(self) -> None:
-        s = self.searcher()
+        try:
+            s = self.searcher()
+        except DamagedIndexError as exc:
+            self._damaged(exc)
+            return
         try:
             s.embedder().embed_query("warm up")
         except Exception as exc:  # vectors may not exist yet; keyword search still works
@@ -61,6 +66,34 @@ class QueryServer:
             log(self.index_dir, "server: search warm-up failed", exc)
 
     def handle(self, req: dict) -> dict:
+        """Answer one request. A damaged index answers hooks with silence and starts the rebuild."""
+        try:
+            return self._handle(req)
+        except DamagedIndexError as exc:
+            self._damaged(exc)
+            if req.get("op") == "hook":
+                return {"ok": True, "result": {"output": None}}
+            if req.get("op") == "diagnose":
+                return {"ok": True, "result": {"hits": []}}
+            return {"ok": False, "error": str(exc)}
+
+    def _damaged(self, exc: DamagedIndexError) -> None:
+        """Drop the open handle (it points at damaged files), log one line, have the indexer rebuild."""
+        from hippo.indexer import repair
+
+        if self._searcher is not None:
+            try:
+                self._searcher.store.close()
+            except Exception:  # noqa: BLE001 - closing is best effort; the handle is dropped anyway
+                pass
+        self._searcher = None
+        log(self.index_dir, f"server: {exc}; rebuilding it in the background")
+        try:
+            repair(self.root, self.settings, exc, wait=False)
+        except Exception as err:  # noqa: BLE001 - the next request tries again
+            log(self.index_dir, "server: could not start the rebuild", err)
+
+    def _handle(self, req: dict) -> dict:
         op = req.get("op")
         if op == "ping":
             return {"ok": True, "result": {"pid": os.getpid(), "root": str(self.root)}}
@@ -93,7 +126,14 @@ class QueryServer:
         return {"ok": True, "result": {"output": handle(payload, diagnoser=lambda r: diagnose(self.searcher(), r))}}
 
     def serve(self) -> int:
-        """Run until idle; returns 0 (also when another server already owns this index)."""
+        """Run until idle; returns 0 (also when another server already owns this index, or refuses it)."""
+        from hippo.integrity import refuse_planted
+
+        try:
+            refuse_planted(self.root, self.index_dir)  # what `hippo index` will not write, we do not serve
+        except HippoError as exc:
+            log(None, f"server: not serving {self.root}: {exc}")
+            return 0
         self.index_dir.mkdir(parents=True, exist_ok=True)
         lock = open(self.index_dir / "server.lock", "a+")
         try:

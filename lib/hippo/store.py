@@ -7,17 +7,27 @@ version before each query.
 Old table versions are pruned in two tiers (pruning at 0 under an open reader breaks it):
 every write run prunes versions older than KEEP_OLD_VERSIONS; and when no reader holds a shared lock on
 `readers.lock`, the writer also drops every old version. Readers take that shared lock without ever waiting.
+
+Damage (bit flips, truncated data files, garbage manifests, lost files) surfaces as whatever lancedb or
+pyarrow raises. Every Store operation that fails is followed by one full read of each table's latest
+version (`check`); only when that read fails too does the Store raise `DamagedIndexError`, so no caller
+matches error messages and an ordinary failure (disk full, a bad query) is never taken for damage.
 """
 from __future__ import annotations
 
+import contextlib
 import fcntl
+import functools
 import os
+import re
 import time
 import warnings
 from collections.abc import Iterable, Sequence
 from datetime import timedelta
 from pathlib import Path
 from typing import IO, Any
+
+from hippo.errors import DamagedIndexError, HippoError
 
 os.environ.setdefault("LANCEDB_LOG", "error")
 
@@ -121,6 +131,53 @@ def no_readers(index_dir: Path):
     return fh
 
 
+CHECK_BATCH = 4096  # rows per batch of the full read that confirms damage
+
+
+def _first_line(exc: BaseException) -> str:
+    """`Type: first line` of an error, without the Rust source location lance appends."""
+    text = str(exc).strip().splitlines()
+    if not text:
+        return type(exc).__name__
+    line = re.sub(r",\s*/\S+\.rs:\d+(:\d+)?\s*$", "", text[0])
+    return f"{type(exc).__name__}: {line[:160]}"
+
+
+@contextlib.contextmanager
+def _quiet_fd2():
+    """Silence fd 2 while a damaged file is read: a Rust panic inside lance prints a backtrace there."""
+    try:
+        saved = os.dup(2)
+    except OSError:
+        yield
+        return
+    try:
+        with open(os.devnull, "wb") as null:
+            os.dup2(null.fileno(), 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+def _guarded(method):
+    """Turn a failure of `method` into DamagedIndexError when a full read confirms the table is damaged."""
+
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        try:
+            return method(self, *args, **kwargs)
+        except HippoError:
+            raise
+        except Exception as exc:
+            damaged = self.damage(exc)
+            if damaged is None:
+                raise
+            raise damaged from exc
+
+    return wrapper
+
+
 class Store:
     """An open LanceDB database under `<index_dir>/db`.
 
@@ -139,6 +196,7 @@ class Store:
         self.db = lancedb.connect(str(self.index_dir / "db"), **kw)
         self._chunks = None
         self._vectors = None
+        self._checked: object = None  # the table versions a full read last found intact
 
     # --- tables -------------------------------------------------------------------------------
     def _names(self) -> set[str]:
@@ -153,11 +211,13 @@ class Store:
             return self.db.create_table(name, schema=schema(self.dim))
         return None
 
+    @_guarded
     def chunks(self, create: bool = False):
         if self._chunks is None:
             self._chunks = self._table(CHUNKS, chunk_schema, create)
         return self._chunks
 
+    @_guarded
     def vectors(self, create: bool = False):
         if self._vectors is None:
             self._vectors = self._table(VECTORS, vector_schema, create)
@@ -165,6 +225,73 @@ class Store:
 
     def has_chunks(self) -> bool:
         return self.chunks() is not None
+
+    def require_chunks(self) -> None:
+        """For readers whose state says rows were committed: a chunks table that will not open is damage."""
+        if not self.has_chunks():
+            raise DamagedIndexError(self.check() or "the chunks table is missing")
+
+    # --- damage -------------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def reading(self):
+        """Wrap queries a caller builds on `chunks()` itself: damage comes out as DamagedIndexError."""
+        try:
+            yield self
+        except HippoError:
+            raise
+        except Exception as exc:
+            damaged = self.damage(exc)
+            if damaged is None:
+                raise
+            raise damaged from exc
+
+    def damage(self, exc: BaseException) -> DamagedIndexError | None:
+        """DamagedIndexError when `exc` came from damaged table files, None when the tables read fine."""
+        reason = self.check()
+        if reason is None:
+            return None
+        return DamagedIndexError(reason)
+
+    def check(self) -> str | None:
+        """Read every row of every table's latest version on a fresh connection; why it failed, or None.
+
+        Costs one scan (~0.1 s per 10k chunks), so it runs only after a failure, and an intact verdict is
+        remembered per table version.
+        """
+        db_dir = self.index_dir / "db"
+        with _quiet_fd2():
+            try:
+                db = lancedb.connect(str(db_dir))
+                res = db.list_tables()
+                names = set(getattr(res, "tables", res))
+            except Exception as exc:  # noqa: BLE001 - anything here means the database cannot be listed
+                return f"the table list cannot be read: {_first_line(exc)}"
+            tables = []
+            for name in (CHUNKS, VECTORS):
+                if name not in names:
+                    if (db_dir / f"{name}.lance").is_dir():
+                        return f"the {name} table cannot be opened"
+                    continue
+                try:
+                    tbl = db.open_table(name)
+                    tables.append((name, tbl, tbl.version))
+                except Exception as exc:  # noqa: BLE001
+                    return f"the {name} table cannot be opened: {_first_line(exc)}"
+            versions = tuple((name, version) for name, _, version in tables)
+            if versions and versions == self._checked:
+                return None
+            for name, tbl, _ in tables:
+                try:
+                    expected = tbl.count_rows()
+                    seen = 0
+                    for batch in tbl.search().limit(max(expected, 1)).to_batches(CHECK_BATCH):
+                        seen += batch.num_rows
+                except Exception as exc:  # noqa: BLE001 - lance, pyarrow and OS errors alike: the read failed
+                    return f"the {name} table cannot be read: {_first_line(exc)}"
+                if seen != expected:
+                    return f"the {name} table lists {expected} rows but {seen} can be read"
+        self._checked = versions
+        return None
 
     def refresh(self) -> None:
         if self.reader_mark is not None:
@@ -188,6 +315,7 @@ class Store:
                 cols[f.name] = pa.array([r[f.name] for r in rows], type=f.type)
         return pa.Table.from_pydict(cols, schema=schema)
 
+    @_guarded
     def replace_files(self, paths: Sequence[str], rows: Sequence[dict]) -> None:
         """Atomically make `rows` the complete set of chunks for `paths` (deleted files: no rows)."""
         if not paths:
@@ -200,6 +328,7 @@ class Store:
             .when_not_matched_by_source_delete(sql_in("path", paths))
             .execute(data))
 
+    @_guarded
     def update_vectors(self, rows: Sequence[dict]) -> None:
         """Fill in vectors for existing chunk rows (full rows, matched by id)."""
         if not rows:
@@ -207,6 +336,7 @@ class Store:
         data = self._to_arrow(rows, chunk_schema(self.dim))
         self.chunks().merge_insert("id").when_matched_update_all().execute(data)
 
+    @_guarded
     def cache_vectors(self, items: dict[str, np.ndarray]) -> None:
         if not items:
             return
@@ -214,6 +344,7 @@ class Store:
         rows = [{"vkey": k, "vector": v} for k, v in items.items()]
         tbl.merge_insert("vkey").when_not_matched_insert_all().execute(self._to_arrow(rows, vector_schema(self.dim)))
 
+    @_guarded
     def cached_vectors(self, vkeys: Iterable[str]) -> dict[str, np.ndarray]:
         tbl = self.vectors()
         keys = sorted(set(vkeys))
@@ -228,6 +359,7 @@ class Store:
                 out[k] = v
         return out
 
+    @_guarded
     def ensure_indexes(self) -> None:
         """Create the full-text indexes once; later rows are searchable by flat scan until optimize()."""
         from lancedb.index import FTS, BTree
@@ -243,6 +375,7 @@ class Store:
         if "path_idx" not in have:
             tbl.create_index("path", config=BTree(), name="path_idx")
 
+    @_guarded
     def ensure_vector_index(self, min_rows: int | None = None) -> bool:
         """Build an IVF_PQ index once the table is big enough for brute-force kNN to be slow.
 
@@ -263,6 +396,7 @@ class Store:
                                                 num_sub_vectors=max(1, self.dim // 8)), name="vector_idx")
         return True
 
+    @_guarded
     def optimize(self, *, keep: timedelta = KEEP_OLD_VERSIONS, only_if_alone: bool = False) -> tuple[bool, bool]:
         """Fold new rows into the indexes, compact and prune old versions. Returns (ran, pruned_all).
 
@@ -292,6 +426,7 @@ class Store:
             self.reader_mark.release()
 
     # --- reading ------------------------------------------------------------------------------
+    @_guarded
     def paths(self) -> set[str]:
         """Every path with at least one chunk (a full scan of one small column; used after a crash)."""
         tbl = self.chunks()
@@ -300,12 +435,14 @@ class Store:
         t = tbl.search().select(["path"]).limit(max(tbl.count_rows(), 1)).to_arrow()
         return set(t.column("path").to_pylist())
 
+    @_guarded
     def count(self, where: str | None = None) -> int:
         tbl = self.chunks()
         if tbl is None:
             return 0
         return tbl.count_rows(where) if where else tbl.count_rows()
 
+    @_guarded
     def rows(self, where: str | None = None, columns: Sequence[str] | None = None, limit: int | None = None) -> list[dict]:
         tbl = self.chunks()
         if tbl is None:

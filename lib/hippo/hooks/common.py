@@ -33,11 +33,13 @@ def find_repo_root(cwd: str | os.PathLike | None) -> Path | None:
 
 def index_dir(root: Path):
     """(settings, index dir) for a repo, without creating anything."""
-    from hippo.config import check_index_dir, load_settings
+    from hippo.config import load_settings
+    from hippo.integrity import refuse_planted
 
     settings = load_settings(root)
     idx = settings.index_path(root)
-    check_index_dir(root, idx)  # raises for a planted symlink: the hook logs it and stays silent
+    # Raises for a planted index dir (a symlink, files git tracks): the hook logs it and stays silent.
+    refuse_planted(root, idx)
     return settings, idx
 
 
@@ -54,7 +56,11 @@ def log(log_dir: Path | None, message: str, exc: BaseException | None = None) ->
             pass
         stamp = time.strftime("%Y-%m-%d %H:%M:%S")
         text = f"{stamp} [{os.getpid()}] {message}\n"
-        if exc is not None:
+        from hippo.errors import HippoError
+
+        if isinstance(exc, HippoError):  # a user-level error: its one-line message says it all
+            text = f"{stamp} [{os.getpid()}] {message}: {exc}\n"
+        elif exc is not None:
             import traceback
 
             text += "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))

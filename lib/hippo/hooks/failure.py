@@ -82,11 +82,20 @@ def _cold(root: Path, settings, request: dict) -> dict | None:
     box: dict[str, Any] = {}
 
     def work() -> None:
+        from hippo.errors import DamagedIndexError, HippoError
+
         try:
             from hippo.search import Searcher
 
             box["resp"] = diagnose(Searcher(root, settings), request, mode="keyword")
-        except Exception as exc:  # NoIndexError, locked/corrupt index ... -> no output
+        except DamagedIndexError as exc:  # silent; the indexer rebuilds in the background
+            log(settings.index_path(root), f"cold failure search: {exc}; rebuilding it in the background")
+            from hippo.indexer import repair
+
+            repair(root, settings, exc, wait=False)
+        except HippoError as exc:  # no index yet, a refused (planted) index dir ...: one line, no output
+            log(settings.index_path(root), f"cold failure search: {exc}")
+        except Exception as exc:  # a locked index ... -> no output
             log(settings.index_path(root), "cold failure search failed", exc)
 
     t = threading.Thread(target=work, daemon=True)
