@@ -76,6 +76,11 @@ class QueryServer:
             if req.get("op") == "diagnose":
                 return {"ok": True, "result": {"hits": []}}
             return {"ok": False, "error": str(exc)}
+        except HippoError as exc:  # a refused (planted) index dir, no index ...: the caller goes cold, and refuses too
+            from hippo.config import UnsafeIndexDir
+
+            log(None if isinstance(exc, UnsafeIndexDir) else self.index_dir, f"server: {exc}")
+            return {"ok": False, "error": str(exc)}
 
     def _damaged(self, exc: DamagedIndexError) -> None:
         """Drop the open handle (it points at damaged files), log one line, have the indexer rebuild."""
