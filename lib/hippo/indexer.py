@@ -73,10 +73,7 @@ def index_dir_for(root: Path, settings: Settings) -> Path:
     """The index dir, created if needed, after refusing one the repository itself could have planted."""
     d = settings.index_path(root)
     refuse_planted(root, d)
-    d.mkdir(parents=True, exist_ok=True)
-    ignore = d / ".gitignore"
-    if not ignore.exists():
-        ignore.write_text("# hippo's local index; safe to delete (`rm -rf .hippo`)\n*\n", encoding="utf-8")
+    integrity.make_index_dir(d)
     return d
 
 

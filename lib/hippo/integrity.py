@@ -35,6 +35,9 @@ FULL_BELOW = 1 << 20  # files up to 1 MB are summed whole; bigger ones by head a
 HEAD = 4096
 TAIL = 64 * 1024
 MAX_REPORT = 200
+# Lance rewrites this in place on every commit (data, manifests, indexes and transactions are write-once);
+# it is only a hint: a garbage one is ignored and the versions are listed instead.
+MUTABLE = frozenset({"latest_version_hint.json"})
 
 
 def refuse_planted(root: Path, index_dir: Path) -> None:
@@ -48,6 +51,15 @@ def refuse_planted(root: Path, index_dir: Path) -> None:
     if _tracked_by_git(root, index_dir):
         raise UnsafeIndexDir(f"git tracks files under {index_dir}: a repository must not ship hippo's index "
                              "dir. Remove them (or set HIPPO_INDEX_DIR elsewhere) and run `hippo index` again.")
+
+
+def make_index_dir(index_dir: Path) -> None:
+    """Create the index dir with a `.gitignore` of `*` first, so `git add -A` never commits (and so plants)
+    it; every process that creates the dir (the indexer, SessionStart) goes through here."""
+    index_dir.mkdir(parents=True, exist_ok=True)
+    ignore = index_dir / ".gitignore"
+    if not ignore.exists():
+        ignore.write_text("# hippo's local index; safe to delete (`rm -rf .hippo`)\n*\n", encoding="utf-8")
 
 
 _TRACKED_CACHE: dict[tuple[str, str], tuple[object, bool]] = {}
@@ -97,7 +109,7 @@ def _files(db_dir: Path) -> dict[str, os.stat_result]:
                 st = os.lstat(full)
             except OSError:
                 continue
-            if stat.S_ISREG(st.st_mode):
+            if stat.S_ISREG(st.st_mode) and name not in MUTABLE:
                 out[os.path.relpath(full, db_dir).replace(os.sep, "/")] = st
     return out
 

@@ -167,7 +167,9 @@ def _changes(root: Path, idx: Path, record: bool, since_previous: bool = False) 
         lines.append(f"Uncommitted changes ({len(dirty)}): " + ", ".join(dirty[:20]) + (" …" if len(dirty) > 20 else ""))
     if record and head:
         try:
-            idx.mkdir(parents=True, exist_ok=True)
+            from hippo.integrity import make_index_dir
+
+            make_index_dir(idx)
             prev = {"head": base, "time": last.get("time", 0)} if base else None
             rec_path.write_text(json.dumps({"head": head, "time": time.time(), "prev": prev}), encoding="utf-8")
         except OSError as exc:
