@@ -199,12 +199,13 @@ def test_corrupt_index_is_detected_rebuilt_and_reported_once(base, tmp_path, dam
     assert second.returncode == 0 and b"rebuil" not in second.stdout + second.stderr  # ... once
 
 
-def test_reads_of_a_damaged_index_trigger_one_rebuild(base, tmp_path):
+def test_reads_of_a_damaged_index_trigger_one_rebuild(base, tmp_path, monkeypatch):
     """An MCP tool error and a silent hook mark the index damaged; the CLI search rebuilds, then answers."""
     from hippo.embedding.fake import FakeEmbedder
     from hippo.mcp_server import SearchService, call_tool
     from hippo.search import Searcher
 
+    monkeypatch.setenv("HIPPO_NO_BACKGROUND_INDEX", "1")  # the in-process MCP call would start the rebuild
     base_root, expected = base
     root = clone(base_root, tmp_path / "repo")
     assert hippo(["index", "--quiet"], root).returncode == 0
