@@ -9,13 +9,17 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "trust"))
-from trustkit import git, hippo  # noqa: E402
+from repo_helpers import git, hippo_in_process
+
+ENV = {"HIPPO_MODEL": "fake", "HIPPO_NO_SERVER": "1", "HIPPO_NO_BACKGROUND_INDEX": "1"}
+
+
+def hippo(args, root):
+    return hippo_in_process([*args, "--repo", str(root)], env=ENV)
 
 BAD = b"src/bad\xff\xfe.py"
 UNTRACKED = b"src/untracked\xff.py"

@@ -126,9 +126,13 @@ def _planted_repo(tmp_path):
 
 
 def _hook(root, event, payload, home):
-    env = {**ENV, "HIPPO_NO_SERVER": "1", "HIPPO_NO_BACKGROUND_INDEX": "1", "HIPPO_HOME": str(home)}
-    return subprocess.run([sys.executable, "-m", "hippo", "hook", event], input=json.dumps(payload).encode(),
-                          env=env, capture_output=True, timeout=120, cwd=root)
+    env = {"HIPPO_MODEL": "fake", "HIPPO_NO_SERVER": "1", "HIPPO_NO_BACKGROUND_INDEX": "1", "HIPPO_HOME": str(home)}
+    return hippo_in_process(["hook", event], cwd=root, env=env, stdin=json.dumps(payload).encode())
+
+
+def _search(root):
+    return hippo_in_process(["search", "--format", "json", "evil", "-w", "PLANTED_SNIPPET_7f3a", "--repo", str(root)],
+                            env={"HIPPO_MODEL": "fake"})
 
 
 @pytest.fixture
@@ -144,8 +148,7 @@ def test_planted_index_is_served_by_no_reader(planted, tmp_path):
 
     root = planted
     assert b"git tracks files under" in _index(root).stderr  # the writer refuses it ...
-    search = subprocess.run([sys.executable, "-m", "hippo", "search", "--format", "json", "evil", "-w", "PLANTED_SNIPPET_7f3a",
-                             "--repo", str(root)], env=ENV, capture_output=True, timeout=120)
+    search = _search(root)
     err = search.stderr.decode().strip()
     assert search.returncode == 1 and PLANTED.encode() not in search.stdout  # ... and so does every reader
     assert len(err.splitlines()) == 1 and "git tracks files under" in err and "Traceback" not in err
@@ -178,6 +181,5 @@ def test_symlinked_index_dir_is_served_by_no_reader(tmp_path):
     assert _index(donor).returncode == 0
     root = _repo(tmp_path / "victim", {"pkg/real.py": "def real():\n    return 1\n"})
     os.symlink(donor / ".hippo", root / ".hippo")
-    search = subprocess.run([sys.executable, "-m", "hippo", "search", "--format", "json", "evil", "-w", "PLANTED_SNIPPET_7f3a",
-                             "--repo", str(root)], env=ENV, capture_output=True, timeout=120)
+    search = _search(root)
     assert search.returncode == 1 and b"symlink" in search.stderr and PLANTED.encode() not in search.stdout

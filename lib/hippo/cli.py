@@ -126,9 +126,8 @@ def index(full: bool, dry_run: bool, quiet: bool, no_vectors: bool, repo: str | 
 def search(query, keywords, globs, exact, k, fmt, mode, budget, repo) -> None:
     """Search the index: hybrid semantic + keyword, line-exact results."""
     from hippo import render
-    from hippo.search import search as run_search
-
     from hippo.errors import DamagedIndexError
+    from hippo.search import search as run_search
 
     root = _root(repo)
     ask = dict(keywords=keywords, globs=globs, exact=exact, k=k, budget_chars=budget, mode=mode)

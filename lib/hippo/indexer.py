@@ -28,11 +28,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from hippo import integrity
 from hippo.chunk import Chunk, chunk_id
 from hippo.config import Settings, load_settings
-from hippo import integrity
-from hippo.integrity import refuse_planted
 from hippo.errors import DamagedIndexError, IndexLockedError
+from hippo.integrity import refuse_planted
 from hippo.state import SCHEMA_VERSION, FileRecord, IndexState, load_state, save_state
 from hippo.textutil import identifier_text
 

@@ -102,7 +102,7 @@ def _crc(path: Path, size: int) -> int:
 
 def _files(db_dir: Path) -> dict[str, os.stat_result]:
     out: dict[str, os.stat_result] = {}
-    for dirpath, dirnames, filenames in os.walk(db_dir):
+    for dirpath, _dirnames, filenames in os.walk(db_dir):
         for name in filenames:
             full = os.path.join(dirpath, name)
             try:
