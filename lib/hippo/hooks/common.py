@@ -86,21 +86,50 @@ def python_exe() -> str:
     return sys.executable or "python3"
 
 
+# Python puts the current directory (for -m/-c) first on sys.path, so a child started inside a cloned
+# repository would import that repository's `hippo/`, `hippo.py` or even `json.py` instead of ours: code
+# execution on session start. Every Python hippo starts gets -P / PYTHONSAFEPATH=1 (3.11+) AND runs in a
+# neutral directory (the only defence on 3.10); the directory it should act in travels in LAUNCH_CWD_ENV
+# and `python -m hippo` moves back there after its own imports are settled (hippo/__main__.py).
+LAUNCH_CWD_ENV = "HIPPO_LAUNCH_CWD"
+
+
+def neutral_cwd() -> str:
+    """A directory no repository controls, to start child interpreters in: the filesystem root."""
+    return os.path.abspath(os.sep)
+
+
+def hippo_argv(args: list[str]) -> list[str]:
+    """argv for `python -m hippo <args>` that never imports from the child's cwd or script dir."""
+    safe = ["-P"] if sys.version_info >= (3, 11) else []
+    return [python_exe(), *safe, "-m", "hippo", *args]
+
+
+def child_env(workdir: str | os.PathLike, extra: dict | None = None) -> dict:
+    """Environment for a hippo child: PYTHONPATH kept (tests and users rely on it), cwd-imports off."""
+    env = {**os.environ, **(extra or {})}
+    env["PYTHONSAFEPATH"] = "1"
+    env[LAUNCH_CWD_ENV] = os.fspath(workdir)
+    return env
+
+
 def spawn_detached(args: list[str], log_dir: Path, cwd: Path, env: dict | None = None) -> int | None:
     """Start `python -m hippo <args>` in its own session, output to the log; returns the pid.
 
-    A fresh interpreter, never a fork: lancedb deadlocks in forked children.
+    A fresh interpreter, never a fork: lancedb deadlocks in forked children. It starts in
+    `neutral_cwd()` with `cwd` passed through LAUNCH_CWD_ENV, so the repository is never on its sys.path.
     """
     import subprocess  # not at module level: the warm hook path never spawns
 
     try:
         log_dir.mkdir(parents=True, exist_ok=True)
-        fd = os.open(log_dir / "hippo.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        fd = os.open(log_dir / "hippo.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0),
+                     0o600)
         try:
             proc = subprocess.Popen(
-                [python_exe(), "-m", "hippo", *args], cwd=str(cwd), stdin=subprocess.DEVNULL,
+                hippo_argv(args), cwd=neutral_cwd(), stdin=subprocess.DEVNULL,
                 stdout=fd, stderr=fd, start_new_session=True, close_fds=True,
-                env={**os.environ, **(env or {})},
+                env=child_env(cwd, env),
             )
         finally:
             os.close(fd)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -145,8 +144,12 @@ def _warm_search(root: Path, settings: Any, query: str, kwargs: dict[str, Any]) 
     return SearchResponse.from_dict(result)
 
 
-def _hippo_cmd(args: list[str]) -> list[str]:
-    return [sys.executable, "-m", "hippo", *args]
+def _hippo_cmd(root: Path, args: list[str]) -> dict[str, Any]:
+    """Popen arguments for `hippo <args> --repo <root>`: started outside the repository, with the repo's
+    own modules kept off sys.path (a cloned repo's `hippo.py` must never run; see hooks.common)."""
+    from hippo.hooks.common import child_env, hippo_argv, neutral_cwd
+
+    return {"args": hippo_argv([*args, "--repo", str(root)]), "cwd": neutral_cwd(), "env": child_env(root)}
 
 
 def _tail(text: str, limit: int = 3000) -> str:
@@ -157,7 +160,7 @@ def _tail(text: str, limit: int = 3000) -> str:
 def _run_cli(root: Path, args: list[str], timeout: float) -> str:
     """Run a fixed hippo subcommand (no user text in argv) and return its output."""
     try:
-        proc = subprocess.run(_hippo_cmd(args), cwd=root, stdin=subprocess.DEVNULL, capture_output=True,
+        proc = subprocess.run(**_hippo_cmd(root, args), stdin=subprocess.DEVNULL, capture_output=True,
                               text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         return f"`hippo {' '.join(args)}` took longer than {timeout:.0f}s."
@@ -178,7 +181,7 @@ def _run_index(root: Path) -> str:
     except Exception:  # noqa: BLE001 - no log file is fine; an unsafe index dir is refused by `hippo index` itself
         fh = None
     start = time.monotonic()
-    proc = subprocess.Popen(_hippo_cmd(["index"]), cwd=root, stdin=subprocess.DEVNULL,
+    proc = subprocess.Popen(**_hippo_cmd(root, ["index"]), stdin=subprocess.DEVNULL,
                             stdout=fh or subprocess.DEVNULL, stderr=subprocess.STDOUT,
                             start_new_session=True)
     try:

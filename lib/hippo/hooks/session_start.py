@@ -129,7 +129,7 @@ def _kick_indexer(root: Path, idx: Path) -> bool:
             return False
         except OSError:
             pass
-    return spawn_detached(["index", "--quiet"], idx, root) is not None
+    return spawn_detached(["index", "--quiet", "--repo", str(root)], idx, root) is not None
 
 
 # --- what changed since the last session -------------------------------------------------------
