@@ -140,7 +140,9 @@ class QueryServer:
             log(None, f"server: not serving {self.root}: {exc}")
             return 0
         self.index_dir.mkdir(parents=True, exist_ok=True)
-        lock = open(self.index_dir / "server.lock", "a+")
+        # O_NOFOLLOW: a planted `server.lock` link must not make us create or lock a file elsewhere.
+        lock = os.fdopen(os.open(self.index_dir / "server.lock", os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0),
+                                 0o600), "r+")
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
