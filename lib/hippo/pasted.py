@@ -9,6 +9,10 @@ from __future__ import annotations
 
 import re
 
+# The text is untrusted (whatever a query pastes). Lines are cut before matching, so the one pattern
+# that can backtrack within a line (BOILERPLATE's `={3,}.*={3,}`) costs at most MAX_LINE_CHARS² per line.
+MAX_TEXT_CHARS = 20_000
+MAX_LINE_CHARS = 512
 BOILERPLATE = re.compile(
     r"^\s*(Traceback \(most recent call last\):|Exit code \d+|During handling of the above exception.*|"
     r"The above exception was the direct cause.*|\^+|~+|-{3,}|={3,}.*={3,}|\.\.\.)\s*$"
@@ -18,7 +22,7 @@ TEST_RUNNER_NOISE = re.compile(
     r"Ran \d+ tests? in .*|FAILED \(.*\)|OK)\s*$"
 )
 PY_FRAME = re.compile(r'^\s*File "[^"]*", line \d+(?:, in (?P<func>[\w.<>]+))?')
-JS_FRAME = re.compile(r"^\s*at (?:(?P<func>[\w.$<>\[\] ]+?) )?\(?[^()\s]*:\d+(?::\d+)?\)?\s*$")
+JS_FRAME = re.compile(r"^\s*at (?:(?P<func>[\w.$<>\[\]]+(?: [\w.$<>\[\]]+){0,8}) )?\(?[^()\s]*:\d+(?::\d+)?\)?\s*$")
 LOG_PREFIX = re.compile(
     r"^\s*\[?\d{4}-\d{2}-\d{2}[T ][\d:.,]+Z?\]?\s*(?:\[?(?:TRACE|DEBUG|INFO|NOTICE|WARN(?:ING)?|ERROR|FATAL|CRITICAL)\]?\s*)?"
     r"(?:[\w.\-\[\]]+:\s+)?"
@@ -37,7 +41,8 @@ def looks_pasted(text: str) -> bool:
 def focus_text(text: str) -> str:
     """The text minus boilerplate: frame lines keep only their function name, log prefixes go."""
     out = []
-    for line in text.splitlines():
+    for line in text[:MAX_TEXT_CHARS].splitlines():
+        line = line[:MAX_LINE_CHARS]
         if BOILERPLATE.match(line):
             continue
         m = PY_FRAME.match(line) or JS_FRAME.match(line)

@@ -19,7 +19,8 @@ _TAG = "[REDACTED:{}]"
 # --- PEM private keys -------------------------------------------------------------------------
 _PEM_BEGIN = r"-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----"
 _PEM_END = r"-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----"
-_PEM_FULL = re.compile(f"({_PEM_BEGIN})(.*?)({_PEM_END})", re.S)
+_PEM_BEGIN_RE = re.compile(_PEM_BEGIN)
+_PEM_END_RE = re.compile(_PEM_END)
 _PEM_OPEN = re.compile(f"({_PEM_BEGIN})(.*)\\Z", re.S)  # chunk cut before the END line
 _KEY_MATERIAL = re.compile(r"[A-Za-z0-9+/=]{40,}")
 _PEM_CLOSE = re.compile(f"\\A(.*?)({_PEM_END})", re.S)  # chunk starts inside a key
@@ -38,8 +39,10 @@ _TOKENS: list[tuple[str, tuple[str, ...], str]] = [
     ("google_api_key", ("AIza",), r"AIza[0-9A-Za-z_\-]{35}"),
     ("anthropic_key", ("sk-ant-",), r"sk-ant-[A-Za-z0-9_\-]{20,}"),
     ("openai_key", ("sk-",),
-     r"sk-(?:proj-|svcacct-|admin-)?(?=[A-Za-z0-9_\-]*[0-9])(?=[A-Za-z0-9_\-]*[A-Za-z])[A-Za-z0-9_\-]{20,}"),
-    ("jwt", ("eyJ",), r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*"),
+     # (lookaheads bounded: unbounded ones rescanned the whole run from every "sk-" in "sk-sk-sk-...")
+     r"sk-(?:proj-|svcacct-|admin-)?(?=[A-Za-z0-9_\-]{0,100}[0-9])(?=[A-Za-z0-9_\-]{0,100}[A-Za-z])[A-Za-z0-9_\-]{20,}"),
+    # (no start inside a run of token characters: "eyJeyJeyJ..." made every start rescan the run)
+    ("jwt", ("eyJ",), r"(?<![A-Za-z0-9_\-])eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*"),
     ("npm_token", ("npm_",), r"npm_[A-Za-z0-9]{36}\b"),
     ("pypi_token", ("pypi-AgE",), r"pypi-AgE[A-Za-z0-9_\-]{40,}"),
     ("huggingface_token", ("hf_",), r"hf_[A-Za-z0-9]{30,}\b"),
@@ -192,13 +195,18 @@ def _keep_lines(body: str, kind: str) -> str:
 
 
 def _redact_pem(text: str, found: list[str]) -> str:
-    def full(m: re.Match[str]) -> str:
-        if not _KEY_MATERIAL.search(m.group(2)):
-            return m.group(0)  # markers only (parsers, already redacted text)
-        found.append("private_key")
-        return m.group(1) + _keep_lines(m.group(2), "private_key") + m.group(3)
-
-    text = _PEM_FULL.sub(full, text)
+    # Each BEGIN up to the first END after it. Searched by hand: a lazy `BEGIN(.*?)END` regex rescans to
+    # the end of the text from every BEGIN that has no END (quadratic on a file of BEGIN lines).
+    out, pos = [], 0
+    while (begin := _PEM_BEGIN_RE.search(text, pos)) and (end := _PEM_END_RE.search(text, begin.end())):
+        body = text[begin.end():end.start()]
+        out.append(text[pos:begin.start()] + begin.group(0))
+        if _KEY_MATERIAL.search(body):
+            found.append("private_key")
+            body = _keep_lines(body, "private_key")
+        out.append(body + end.group(0))  # markers only (parsers, already redacted text) stay as they are
+        pos = end.end()
+    text = "".join(out) + text[pos:]
     m = _PEM_CLOSE.search(text)
     if m and "-----BEGIN" not in m.group(1) and _KEY_MATERIAL.search(m.group(1)):
         found.append("private_key")

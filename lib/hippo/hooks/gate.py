@@ -27,7 +27,7 @@ _ENVIRONMENT_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         r"^(?:fatal|error): (?:not a git repository|pathspec '|src refspec|failed to push|Your local changes|"
         r"You have not concluded your merge|unable to access|refusing to merge|remote origin already exists|"
         r"A branch named|couldn't find remote ref|bad revision|ambiguous argument|unknown revision|Not a valid object name|"
-        r"could not read Username|Authentication failed|repository '.*' not found|destination path)|"
+        r"could not read Username|Authentication failed|repository '[^'\n]{0,300}' not found|destination path)|"
         r"^unknown option: |^usage: git |^nothing (?:added )?to commit|^hint: Updates were rejected|CONFLICT \(content\)", re.M | re.I)),
     ("package-registry", re.compile(
         r"No matching distribution found|Could not find a version that satisfies|npm ERR! (?:code E404|404|network|code ENOTFOUND)|"
@@ -44,6 +44,8 @@ _ENV_COMMANDS = re.compile(
     r"pip3?\s+(?:install|download|uninstall)|npm\s+(?:install|i|ci|publish|login)|yarn\s+(?:add|install)|pnpm\s+(?:add|install|i)|"
     r"cd|ls|cat|rm|cp|mv|mkdir|chmod|chown|which|type|kill|pkill|open|ln|touch|tail|head|echo|sleep|ps|lsof|nc|"
     r"systemctl|service|aws|gcloud|az|terraform\s+(?:init|login))\b")
+
+MAX_COMMAND_CHARS = 2000  # the patterns run on `sig.text`, already cut by signals.extract; this is the command
 
 _EXIT_ENV = {124, 126, 127, 130, 137, 143}  # timeout, not executable, not found, SIGINT, SIGKILL, SIGTERM
 
@@ -68,7 +70,7 @@ def pre_gate(sig: Signals, command: str = "") -> Verdict:
             return Verdict(False, name)
     if sig.exit_code in _EXIT_ENV and not sig.errors:
         return Verdict(False, f"exit-{sig.exit_code}")
-    if command and _ENV_COMMANDS.match(command):
+    if command and _ENV_COMMANDS.match(command[:MAX_COMMAND_CHARS]):
         return Verdict(False, "environment-command")
     if sig.errors or sig.failed_tests or sig.codes:
         return Verdict(True, "messages")

@@ -12,7 +12,14 @@ import posixpath
 import re
 from dataclasses import dataclass, field
 
+# Every pattern below runs on untrusted text (a command's output can be anything a repo's test prints).
+# They are written to cost time linear in the input: horizontal whitespace is `[^\S\n]` so no pattern
+# spans lines where it means one line, quantifiers that could overlap are bounded or separated by a
+# fixed character, and no unbounded class crosses a newline. As a backstop the input is cut to
+# MAX_SCAN_CHARS and every line to MAX_LINE_CHARS first, so even a pattern that is quadratic within a
+# line costs at most MAX_LINE_CHARS² per line (tests/test_trust_regex.py fuzzes all of them).
 MAX_SCAN_CHARS = 200_000  # Claude Code middle-truncates at 10k; be generous but bounded
+MAX_LINE_CHARS = 512  # longer lines are cut: no real frame, diagnostic or exception line needs more
 
 
 @dataclass(frozen=True)
@@ -59,39 +66,42 @@ _LIB_MARKERS = (
 
 # --- location patterns -------------------------------------------------------------------------
 _P = r"(?P<path>(?:[A-Za-z]:)?[^\s:()'\"<>,]*[^\s:()'\"<>,.]\.[A-Za-z][\w+-]{0,9})"
+_JS_FUNC = r"[\w$.<>\[\]]+(?: [\w$.<>\[\]]+){0,8}"  # `fn`, `new Foo`, `Object.<anonymous> [as x]`
 _LOC_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     # tsc / MSBuild: path(12,5): error TS2339: msg
     ("diagnostic", re.compile(r"^" + _P + r"\((?P<line>\d+),\d+\): (?:error|warning) (?P<code>[A-Z]+\d+): (?P<msg>.*)$", re.M)),
     # tsc pretty: path:12:5 - error TS2339: msg
     ("diagnostic", re.compile(r"^" + _P + r":(?P<line>\d+):\d+ - (?:error|warning) (?P<code>[A-Z]+\d+): (?P<msg>.*)$", re.M)),
     # Python traceback: File "x.py", line 12, in func
-    ("frame", re.compile(r'File "(?P<path>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>\S+))?')),
+    ("frame", re.compile(r'File "(?P<path>[^"\n]{1,500})", line (?P<line>\d+)(?:, in (?P<func>\S+))?')),
     # pytest long/short: path.py:12: in func | path.py:12: KeyError
-    ("frame", re.compile(r"^" + _P + r":(?P<line>\d+): (?:in (?P<func>\S+)|(?P<etype>[A-Z]\w*)?\s*$)", re.M)),
+    ("frame", re.compile(r"^" + _P + r":(?P<line>\d+): (?:in (?P<func>\S+)|(?P<etype>[A-Z]\w*)?[^\S\n]*$)", re.M)),
     # JS stack: at fn (path:1:2) | at path:1:2 ; also TAP stack lines without "at"
-    ("frame", re.compile(r"^\s*(?:at\s+)?(?:(?P<func>[\w$.<>\[\] ]+?)\s+)?\((?:file://)?" + _P + r":(?P<line>\d+):\d+\)", re.M)),
-    ("frame", re.compile(r"^\s*at\s+(?:file://)?" + _P + r":(?P<line>\d+):\d+\s*$", re.M)),
+    # (func is words joined by single spaces: "at" + 1,500 spaces once took minutes with `[\w ]+?\s+`)
+    ("frame", re.compile(r"^[^\S\n]*(?:at[^\S\n]+)?(?:(?P<func>" + _JS_FUNC + r")[^\S\n]+)?\((?:file://)?" + _P
+                         + r":(?P<line>\d+):\d+\)", re.M)),
+    ("frame", re.compile(r"^[^\S\n]*at[^\S\n]+(?:file://)?" + _P + r":(?P<line>\d+):\d+[^\S\n]*$", re.M)),
     # node's first line: /abs/path.js:6
-    ("frame", re.compile(r"\A\s*(?:file://)?" + _P + r":(?P<line>\d+)\s*$", re.M)),
+    ("frame", re.compile(r"\A\s*(?:file://)?" + _P + r":(?P<line>\d+)[^\S\n]*$", re.M)),
     # Java / Kotlin / Scala: at pkg.Cls.meth(File.java:12)
-    ("frame", re.compile(r"^\s*at (?P<func>[\w$.<>]+)\((?P<path>[\w$]+\.(?:java|kt|scala|groovy)):(?P<line>\d+)\)", re.M)),
+    ("frame", re.compile(r"^[^\S\n]*at (?P<func>[\w$.<>]+)\((?P<path>[\w$]+\.(?:java|kt|scala|groovy)):(?P<line>\d+)\)", re.M)),
     # C#: at Ns.Cls.Meth() in /path/File.cs:line 44
-    ("frame", re.compile(r"^\s*at (?P<func>\S+?)(?:\(.*?\))? in " + _P + r":line (?P<line>\d+)", re.M)),
+    ("frame", re.compile(r"^[^\S\n]*at (?P<func>[^\s(]+)(?:\([^()\n]*\))? in " + _P + r":line (?P<line>\d+)", re.M)),
     # Go panic: \t/path/file.go:58 +0x1d
-    ("frame", re.compile(r"^\t" + _P + r":(?P<line>\d+)(?: \+0x[0-9a-f]+)?\s*$", re.M)),
+    ("frame", re.compile(r"^\t" + _P + r":(?P<line>\d+)(?: \+0x[0-9a-f]+)?[^\S\n]*$", re.M)),
     # Rust: panicked at src/main.rs:4:9  |  at ./src/main.rs:4:9  |  --> src/main.rs:2:22
     ("frame", re.compile(r"panicked at " + _P + r":(?P<line>\d+):\d+")),
-    ("frame", re.compile(r"^\s+at " + _P + r":(?P<line>\d+):\d+\s*$", re.M)),
-    ("diagnostic", re.compile(r"^\s*--> " + _P + r":(?P<line>\d+):\d+", re.M)),
+    ("frame", re.compile(r"^[^\S\n]+at " + _P + r":(?P<line>\d+):\d+[^\S\n]*$", re.M)),
+    ("diagnostic", re.compile(r"^[^\S\n]*--> " + _P + r":(?P<line>\d+):\d+", re.M)),
     # Ruby: path.rb:23:in `meth'
-    ("frame", re.compile(r"(?:^|from )" + _P + r":(?P<line>\d+):in [`'](?P<func>[^'`]+)'", re.M)),
+    ("frame", re.compile(r"(?:^|from )" + _P + r":(?P<line>\d+):in [`'](?P<func>[^'`\n]{1,300})'", re.M)),
     # PHP: in /path/x.php:31 | #0 /path/x.php(18): | in /path/x.php on line 31
     ("frame", re.compile(r" in " + _P + r"(?::| on line )(?P<line>\d+)")),
     ("frame", re.compile(r"^#\d+ " + _P + r"\((?P<line>\d+)\):", re.M)),
     # gcc/clang/javac/mypy/go/ruff: path:12[:5]: [error|warning|note]: msg  (or ruff/go "CODE msg")
     ("diagnostic", re.compile(r"^" + _P + r":(?P<line>\d+)(?::\d+)?: (?:(?:fatal )?(?:error|warning)(?:\[\w+\])?: )?(?P<msg>(?!in )\S.*)$", re.M)),
     # go test: "    ledger_test.go:19: message"
-    ("test", re.compile(r"^\s{4}(?P<path>[\w./-]+_test\.go):(?P<line>\d+): (?P<msg>.*)$", re.M)),
+    ("test", re.compile(r"^[^\S\n]{4}(?P<path>[\w./-]+_test\.go):(?P<line>\d+): (?P<msg>.*)$", re.M)),
     # node --test: location: '/path/x.test.js:5:1'
     ("test", re.compile(r"location: '(?:file://)?" + _P + r":(?P<line>\d+):\d+'")),
     # eslint stylish: a path header line, then "  12:7  error  msg  rule"
@@ -99,17 +109,18 @@ _LOC_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
 _JVM_LIBRARY_PACKAGES = ("java.", "javax.", "jdk.", "sun.", "kotlin.", "scala.", "org.junit.", "junit.",
                          "org.opentest4j.", "org.apache.maven.", "org.gradle.", "org.springframework.",
                          "System.", "Microsoft.")
-_ESLINT_HEADER = re.compile(r"^(?P<path>(?:/|[\w.-]+/)[^\s:]+\.(?:[jt]sx?|mjs|cjs|vue|svelte))\s*$", re.M)
+_ESLINT_HEADER = re.compile(r"^(?P<path>(?:/|[\w.-]+/)[^\s:]+\.(?:[jt]sx?|mjs|cjs|vue|svelte))[^\S\n]*$", re.M)
 _ESLINT_LINE = re.compile(r"^\s+(?P<line>\d+):\d+\s+(?:error|warning)\s+(?P<msg>.+?)\s{2,}(?P<code>[\w@/-]+)\s*$")
+MAX_ESLINT_LINES = 500  # diagnostics read after one header
 
 # --- error message patterns ---------------------------------------------------------------------
 _ERROR_PATTERNS: list[re.Pattern[str]] = [
     # Exception in thread "main" java.lang.X: msg | Unhandled exception. System.X: msg
-    re.compile(r"^(?:Exception in thread \"[^\"]*\" |Unhandled exception\. |PHP Fatal error:\s+Uncaught |Fatal error: Uncaught |Caused by: )?"
-               r"(?:E\s{2,})?(?P<etype>(?:[A-Za-z_][\w$]*\.)*(?:[A-Z][\w$]*)?(?:Error|Exception|Exit|Failure|Fault|Interrupt|Warning|Panic))"
-               r"(?:: (?P<msg>.*?))?(?: in \S+(?::\d+| on line \d+))?\s*$", re.M),
+    re.compile(r"^(?:Exception in thread \"[^\"\n]*\" |Unhandled exception\. |PHP Fatal error:[^\S\n]+Uncaught |Fatal error: Uncaught |Caused by: )?"
+               r"(?:E[^\S\n]{2,})?(?P<etype>(?:[A-Za-z_][\w$]*\.)*(?:[A-Z][\w$]*)?(?:Error|Exception|Exit|Failure|Fault|Interrupt|Warning|Panic))"
+               r"(?:: (?P<msg>.*?))?(?: in \S+(?::\d+| on line \d+))?[^\S\n]*$", re.M),
     # Ruby: path:23:in `total': undefined method ... (NoMethodError)
-    re.compile(r":in [`'][^']*': (?P<msg>.*) \((?P<etype>[A-Z]\w*)\)\s*$", re.M),
+    re.compile(r":in [`'][^'\n]*': (?P<msg>.*) \((?P<etype>[A-Z]\w*)\)[^\S\n]*$", re.M),
     # Rust compiler: error[E0308]: mismatched types
     re.compile(r"^(?:error|warning)\[(?P<etype>E\d{4})\]: (?P<msg>.*)$", re.M),
     # Go panic: panic: runtime error: index out of range
@@ -124,9 +135,11 @@ _CAMEL = re.compile(r"[A-Z][a-z0-9$]+(?:[A-Z][a-z0-9$]*)+$")  # two humps at lea
 _ERR_SUFFIX = re.compile(r"(?:Error|Exception|Exit|Failure|Fault|Interrupt|Warning|Panic)$")
 _JS_CODE = r"(?: \[(?P<code>[A-Z][A-Z0-9_]{2,})\])?"
 _TRACEBACK_HEAD = re.compile(r"Traceback \(most recent call last\):[ \t]*$", re.M)  # a prompt may precede it
+_TRACEBACK_NEXT = re.compile(r"\n(?:[ \t][^\n]*\n|\n){0,2000}(?P<line>\S[^\n]*)")  # the line after the frames
+MAX_TRACEBACKS = 50
 _EXC_LINE = re.compile(r"(?P<etype>(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*)(?:: (?P<msg>.*))?\s*$")
-_PYTEST_E = re.compile(r"^E\s+(?P<etype>" + _NAME + r")(?:: (?P<msg>.*?))?\s*$", re.M)
-_PYTEST_TAIL = re.compile(r"^\S+:\d+: (?P<etype>" + _NAME + r")\s*$", re.M)
+_PYTEST_E = re.compile(r"^E[^\S\n]+(?P<etype>" + _NAME + r")(?:: (?P<msg>.*?))?[^\S\n]*$", re.M)
+_PYTEST_TAIL = re.compile(r"^\S+:\d+: (?P<etype>" + _NAME + r")[^\S\n]*$", re.M)
 _JS_HEADER = re.compile(r"^(?:Uncaught )?(?P<etype>" + _NAME + r")" + _JS_CODE + r"(?:: (?P<msg>[^\n]*))?\n[ \t]+at ", re.M)
 _LOG_FORM = re.compile(
     r"(?i:\b(?:failed|failure|error|exception|crashed|aborted|raised|threw|thrown|uncaught)\b)[^:\n]{0,40}?:[ \t]+"
@@ -136,21 +149,21 @@ _TAP_ERROR = re.compile(r"^(?P<ind>[ \t]+)error: (?:'(?P<sq>.*)'|\"(?P<dq>.*)\"|
 _TAP_NAME = re.compile(r"^[ \t]+name: '?(?P<etype>[A-Za-z_$][\w$]*)'?[ \t]*$", re.M)
 _CHAINED = re.compile(r"^(?:During handling of the above exception|The above exception was the direct cause)", re.M)
 _RUST_PANIC = re.compile(r"panicked at [^\n]*:\d+:\d+:\n(?P<msg>[^\n]+)")
-_LINK_ERROR = re.compile(r"undefined reference to [`'‘]([^'’`]+)['’]")
+_LINK_ERROR = re.compile(r"undefined reference to [`'‘]([^'’`\n]{1,300})['’]")
 _CODE_RE = re.compile(r"\b(E\d{4}|TS\d{4,5}|CS\d{4}|[A-Z]{1,3}\d{3,4})\b")
-_MYPY_CODE = re.compile(r"  \[(?P<code>[a-z][a-z-]+)\]\s*$", re.M)
+_MYPY_CODE = re.compile(r"  \[(?P<code>[a-z][a-z-]+)\][^\S\n]*$", re.M)
 _QUOTED = re.compile(r"[`'\"‘“]([A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)*)[`'\"’”]")
 
 # --- failing tests ------------------------------------------------------------------------------
 _TEST_PATTERNS: list[re.Pattern[str]] = [
     re.compile(r"^FAILED (?P<t>\S+::\S+)", re.M),  # pytest summary
-    re.compile(r"^_{3,} (?P<t>(?:\w+\.)?test\w*(?:\[[^\]]*\])?) _{3,}$", re.M),  # pytest section
+    re.compile(r"^_{3,} (?P<t>(?:\w+\.)?test\w*(?:\[[^\]\n]*\])?) _{3,}$", re.M),  # pytest section
     re.compile(r"^---- (?P<t>\S+) stdout ----$", re.M),  # cargo test
     re.compile(r"^--- FAIL: (?P<t>\S+)", re.M),  # go test
-    re.compile(r"^\s+● (?P<t>.+?)\s*$", re.M),  # jest/vitest
+    re.compile(r"^[^\S\n]+● (?P<t>\S(?:[^\n]*\S)?)[^\S\n]*$", re.M),  # jest/vitest
     re.compile(r"^not ok \d+ - (?P<t>.+)$", re.M),  # TAP / node --test
-    re.compile(r"^\[ERROR\] (?P<t>[\w.$]+\.[\w$]+)\s+--.*<<< (?:FAILURE|ERROR)!", re.M),  # surefire
-    re.compile(r"^(?P<t>\S+::\S+) FAILED", re.M),  # pytest -v
+    re.compile(r"^\[ERROR\] (?P<t>[\w.$]+\.[\w$]+)[^\S\n]+--.*<<< (?:FAILURE|ERROR)!", re.M),  # surefire
+    re.compile(r"^(?P<t>[^\s:]+(?:::[^\s:\[]+)+(?:\[[^\]\s]*\])?) FAILED", re.M),  # pytest -v
 ]
 
 _NOISE_IDENTIFIERS = {
@@ -158,6 +171,16 @@ _NOISE_IDENTIFIERS = {
     "origin", "HEAD", "utf-8", "stdout", "stderr", "error", "warning", "test", "string", "int",
     "str", "object", "number", "Object", "String",
 }
+
+
+def clip_lines(text: str, max_line: int = MAX_LINE_CHARS) -> str:
+    """`text` with every line cut to `max_line` characters (the bound the patterns above rely on)."""
+    if len(text) <= max_line:
+        return text
+    lines = text.split("\n")
+    if max(map(len, lines)) <= max_line:
+        return text
+    return "\n".join(line[:max_line] for line in lines)
 
 
 def split_exit(error: str) -> tuple[int | None, str]:
@@ -216,7 +239,7 @@ def _clean_message(msg: str) -> str:
 def extract(error: str, cwd: str = "", root: str = "") -> Signals:
     """Parse Claude Code's `error` string of a failed Bash call into `Signals`."""
     exit_code, text = split_exit(error or "")
-    text = _ANSI_RE.sub("", text[:MAX_SCAN_CHARS]).replace("\r\n", "\n")
+    text = clip_lines(_ANSI_RE.sub("", text[:MAX_SCAN_CHARS]).replace("\r\n", "\n"))
     sig = Signals(exit_code=exit_code, text=text)
     if not text.strip():
         return sig
@@ -241,8 +264,14 @@ def extract(error: str, cwd: str = "", root: str = "") -> Signals:
             found.append((m.start(), Location(path, line, kind, func, msg, lib)))
     for header in _ESLINT_HEADER.finditer(text):
         path, lib = normalize_path(header.group("path"), cwd, root)
-        for raw_line in text[header.end():].lstrip("\n").split("\n"):
-            em = _ESLINT_LINE.match(raw_line)
+        pos = header.end()
+        while text.startswith("\n", pos):
+            pos += 1
+        for _ in range(MAX_ESLINT_LINES):  # line by line, stopping at the first that is not a diagnostic
+            end = text.find("\n", pos)
+            end = len(text) if end == -1 else end
+            em = _ESLINT_LINE.match(text[pos:end])
+            pos = end + 1
             if not em:
                 break
             key = (path, int(em.group("line")))
@@ -333,8 +362,10 @@ def _exception_like(name: str) -> bool:
 def _exception_lines(text: str) -> list[tuple[int, str, str, str]]:
     """(offset, exception name, message, error code) from the shapes that mark an exception line."""
     out: list[tuple[int, str, str, str]] = []
-    for head in _TRACEBACK_HEAD.finditer(text):  # the first unindented line after the frames
-        m = re.compile(r"\n(?:[ \t][^\n]*\n|\n)*(?P<line>\S[^\n]*)").match(text, head.end())
+    for n, head in enumerate(_TRACEBACK_HEAD.finditer(text)):  # the first unindented line after the frames
+        if n >= MAX_TRACEBACKS:
+            break
+        m = _TRACEBACK_NEXT.match(text, head.end())
         em = _EXC_LINE.fullmatch(m.group("line")) if m else None
         if m and em:
             out.append((m.start("line"), em.group("etype"), em.group("msg") or "", ""))
