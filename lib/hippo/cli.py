@@ -27,14 +27,21 @@ class _Group(click.Group):
         try:
             return super().invoke(ctx)
         except BadQueryError as exc:
-            raise click.UsageError(str(exc)) from None
+            raise click.UsageError(_shown(exc)) from None
         except HippoError as exc:
-            raise click.ClickException(str(exc)) from None
+            raise click.ClickException(_shown(exc)) from None
         except (OSError, RuntimeError, ValueError) as exc:  # lancedb reports ENOSPC as RuntimeError("... os error 28")
             if getattr(exc, "errno", None) != errno.ENOSPC and "os error 28" not in str(exc):
                 raise
             raise click.ClickException("No space left on device for the index; free some space and run "
                                        "`hippo index` again (the previous index is kept).") from None
+
+
+def _shown(value: object) -> str:
+    """Text safe for a terminal: a file name's bidi overrides and control characters appear escaped."""
+    from hippo.render import display
+
+    return display(value)
 
 
 @click.group(cls=_Group)
@@ -68,11 +75,16 @@ def _progress_bar(quiet: bool):
 @click.option("--quiet", "-q", is_flag=True, help="No progress output (for hooks and scripts).")
 @click.option("--no-vectors", is_flag=True, help="Only the keyword phase; embed later with another `hippo index`.")
 @click.option("--repo", type=click.Path(file_okay=False), help="Repository root (default: the current one).")
-def index(full: bool, dry_run: bool, quiet: bool, no_vectors: bool, repo: str | None) -> None:
+@click.option("--allow-home", is_flag=True, help="Index even a home directory or / that is not a git repository.")
+def index(full: bool, dry_run: bool, quiet: bool, no_vectors: bool, repo: str | None, allow_home: bool) -> None:
     """Index this repository (incremental by default: only what changed since the last run)."""
+    from hippo.home_guard import refusal
     from hippo.indexer import index_repo
 
     root = _root(repo)
+    reason = None if allow_home else refusal(root)
+    if reason:
+        raise HippoError(reason)
     if not (full or dry_run):  # team index: start from the nearest published snapshot (docs/team.md)
         from hippo.config import load_settings
 
@@ -92,10 +104,10 @@ def index(full: bool, dry_run: bool, quiet: bool, no_vectors: bool, repo: str | 
     if report.repaired:
         click.echo(f"hippo: the index was damaged ({report.repaired}); rebuilt it from scratch.", err=True)
     for notice in report.notices:
-        click.echo(f"hippo: {notice}", err=True)
+        click.echo(f"hippo: {_shown(notice)}", err=True)
     if dry_run:
         d = report.dry_run or {}
-        click.echo(f"Would index {d.get('files', 0)} files ({d.get('bytes', 0) / 1e6:.1f} MB) in {root.name}/")
+        click.echo(f"Would index {d.get('files', 0)} files ({d.get('bytes', 0) / 1e6:.1f} MB) in {_shown(root.name)}/")
         click.echo("By extension: " + ", ".join(f"{k} {v}" for k, v in list(d.get("by_extension", {}).items())[:20]))
         click.echo("By top folder: " + ", ".join(f"{k} {v}" for k, v in list(d.get("by_top_folder", {}).items())[:20]))
         if report.skipped:
@@ -164,7 +176,7 @@ def status(as_json: bool, repo: str | None) -> None:
                        ("vectors", "vectors"), ("size_mb", "index size (MB)"), ("updated", "last update"),
                        ("index_dir", "stored in")):
         if info.get(key) not in (None, ""):
-            click.echo(f"{label:>16}: {info[key]}")
+            click.echo(f"{label:>16}: {_shown(info[key])}")
 
 
 # --- plugin bundle: `hippo mcp`, `hippo init` (see docs/plugin.md) ---------------------------
@@ -191,10 +203,11 @@ def init(rules_file: bool, dry_run: bool, repo: str | None) -> None:
     if dry_run:
         click.echo(res.diff or f"{res.path.name}: already up to date, nothing to change.", nl=bool(not res.diff))
         return
-    click.echo({"created": f"Created {res.path} with hippo's rules.",
-                "appended": f"Appended hippo's rules to {res.path}.",
-                "updated": f"Updated hippo's rules block in {res.path}.",
-                "unchanged": f"hippo's rules in {res.path} are already up to date."}[res.action])
+    shown = _shown(res.path)
+    click.echo({"created": f"Created {shown} with hippo's rules.",
+                "appended": f"Appended hippo's rules to {shown}.",
+                "updated": f"Updated hippo's rules block in {shown}.",
+                "unchanged": f"hippo's rules in {shown} are already up to date."}[res.action])
 
 
 @cli.command()

@@ -8,7 +8,9 @@ table + loaded embedding model) across calls. Bad input and a missing index come
 """
 from __future__ import annotations
 
+import json
 import os
+import re
 import threading
 from pathlib import Path
 from typing import Any
@@ -211,6 +213,63 @@ def call_tool(service: SearchService, name: str, arguments: dict[str, Any] | Non
                 "`hippo index` (or /rag-index) to rebuild it; meanwhile use grep/read."), True
 
 
+# --- lone UTF-16 surrogates --------------------------------------------------------------------------
+# `"\ud800"` is valid JSON, but the SDK's parser (pydantic) refuses a lone surrogate escape and drops the
+# whole request without any reply, so the client waits forever. Lines are cleaned before the SDK sees them
+# (lone surrogates become U+FFFD, the query is still answered) and replies are cleaned on the way out.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")  # cheap pre-check; json.loads decides
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def no_surrogates(value: Any) -> Any:
+    """`value` (str, or JSON data) with every lone surrogate replaced by U+FFFD."""
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [no_surrogates(v) for v in value]
+    if isinstance(value, dict):
+        return {no_surrogates(k): no_surrogates(v) for k, v in value.items()}
+    return value
+
+
+def clean_jsonrpc_line(line: str) -> str:
+    """One JSON-RPC line from the client, re-encoded without lone surrogates if it had any."""
+    if "\\u" not in line or not _SURROGATE_ESCAPE.search(line):
+        return line
+    try:
+        data = json.loads(line)  # joins valid surrogate pairs; what is left in a str is a lone surrogate
+    except (ValueError, RecursionError):
+        return line  # not JSON: the SDK reports it as before
+    return json.dumps(no_surrogates(data), ensure_ascii=False) + ("\n" if line.endswith("\n") else "")
+
+
+class _CleanLines:
+    """The client's stdin as the SDK reads it (`async for line in stdin`), each line cleaned."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+
+    async def __aiter__(self):
+        async for line in self._inner:
+            yield clean_jsonrpc_line(line)
+
+
+def _stdin_lines() -> _CleanLines:
+    """The wire is a private copy of fd 0; fd 0 itself then reads /dev/null, as the SDK does for its own
+    stdin, so nothing in this process can steal protocol bytes."""
+    import io
+
+    import anyio
+
+    wire = os.fdopen(os.dup(0), "rb")
+    null = os.open(os.devnull, os.O_RDONLY)
+    try:
+        os.dup2(null, 0)
+    finally:
+        os.close(null)
+    return _CleanLines(anyio.wrap_file(io.TextIOWrapper(wire, encoding="utf-8", errors="replace")))
+
+
 def build_server(service: SearchService):
     """The low-level MCP Server with the single search_codebase tool."""
     import anyio
@@ -231,7 +290,8 @@ def build_server(service: SearchService):
 
     async def handle_call(ctx: Any, params: Any) -> Any:
         text, is_error = await anyio.to_thread.run_sync(call_tool, service, params.name, params.arguments)
-        return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=is_error)
+        return types.CallToolResult(content=[types.TextContent(type="text", text=no_surrogates(text))],
+                                    is_error=is_error)
 
     return Server("hippo", version=__version__, instructions=INSTRUCTIONS,
                   on_list_tools=list_tools, on_call_tool=handle_call)
@@ -247,7 +307,7 @@ def serve(root: Path | None = None) -> None:
     threading.Thread(target=service.warm, name="hippo-warm", daemon=True).start()
 
     async def main() -> None:
-        async with stdio_server() as (read_stream, write_stream):
+        async with stdio_server(stdin=_stdin_lines()) as (read_stream, write_stream):  # type: ignore[arg-type]
             await server.run(read_stream, write_stream, server.create_initialization_options())
 
     anyio.run(main)

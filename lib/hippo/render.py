@@ -6,11 +6,37 @@ go in CDATA with any `]]>` split so repository content can never close our tags.
 from __future__ import annotations
 
 import json
+import re
 
 from hippo.results import SearchResponse
 
 META_KEYS = ("total_hits", "returned_hits", "latency_ms", "search_strategy", "indexed_commit",
              "index_status")
+
+
+# Characters that change how a name is displayed instead of being part of it: C0/C1 controls (a file named
+# "\x1b[2J" clears the terminal), bidi overrides and isolates (U+202E shows "evil\u202egnp.py" as
+# "evilyp.png"), zero-width and line-separator characters, and lone surrogates (undecodable file names).
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff\ud800-\udfff]")
+
+
+_UNSAFE_IN_CODE = re.compile(_UNSAFE.pattern.replace("\x00-\x1f", "\x00-\x08\x0a-\x1f"))  # tabs are code
+_UNSAFE_IN_JSON = re.compile(_UNSAFE.pattern.replace("\x00-\x1f", ""))  # json.dumps escaped C0 already
+
+
+def _escape_char(m: re.Match[str]) -> str:
+    code = ord(m.group(0))
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def display(name: object) -> str:
+    """A file name (or any short label) as text that shows what it is: unsafe characters become `\u202e`."""
+    return _UNSAFE.sub(_escape_char, str(name))
+
+
+def _json_safe(text: str) -> str:
+    """JSON text with unsafe characters as \\u escapes: the value decodes to the real name, the text shows it."""
+    return _UNSAFE_IN_JSON.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
 
 
 def escape(text: str) -> str:
@@ -50,15 +76,15 @@ def to_xml(resp: SearchResponse) -> str:
             out.append(f"    <{key}>{_text(resp.meta[key])}</{key}>")
     out.append("  </meta>")
     for hit in resp.hits:
-        attrs = f"id={quoteattr(_strip_invalid_xml_chars(hit.id))} score={quoteattr(f'{hit.score:.2f}')}"
+        attrs = f"id={quoteattr(display(hit.id))} score={quoteattr(f'{hit.score:.2f}')}"
         if hit.stale:
             attrs += ' stale="true"'
         out.append(f"  <result {attrs}>")
-        out.append(f"    <source_file>{_text(hit.path)}</source_file>")
+        out.append(f"    <source_file>{escape(display(hit.path))}</source_file>")
         out.append(f"    <lines>{hit.start_line}-{hit.end_line}</lines>")
         out.append(f"    <language>{_text(hit.language)}</language>")
         if hit.symbol:
-            out.append(f"    <symbol>{_text(hit.symbol)}</symbol>")
+            out.append(f"    <symbol>{escape(display(hit.symbol))}</symbol>")
         if hit.last_modified:
             out.append(f"    <last_modified>{_text(hit.last_modified)}</last_modified>")
         out.append(f"    <snippet>{_cdata(hit.snippet)}</snippet>")
@@ -78,8 +104,8 @@ def to_json(resp: SearchResponse) -> str:
          "snippet": h.snippet, "symbol": h.symbol, "id": h.id}
         for h in resp.hits
     ]
-    return json.dumps({"query": resp.query, "results": results, "meta": resp.meta,
-                       "message": resp.message}, ensure_ascii=False, indent=2)
+    return _json_safe(json.dumps({"query": resp.query, "results": results, "meta": resp.meta,
+                                  "message": resp.message}, ensure_ascii=False, indent=2))
 
 
 def to_text(resp: SearchResponse) -> str:
@@ -87,11 +113,11 @@ def to_text(resp: SearchResponse) -> str:
     lines = []
     for n, h in enumerate(resp.hits, 1):
         flag = "  [stale: file changed since indexing]" if h.stale else ""
-        sym = f"  {h.symbol}" if h.symbol else ""
-        lines.append(f"{n}. {h.path}:{h.start_line}-{h.end_line}  ({h.language}, score {h.score:.2f}"
+        sym = f"  {display(h.symbol)}" if h.symbol else ""
+        lines.append(f"{n}. {display(h.path)}:{h.start_line}-{h.end_line}  ({h.language}, score {h.score:.2f}"
                      f"{', ' + h.last_modified if h.last_modified else ''}){sym}{flag}")
-        for src in h.snippet.splitlines():
-            lines.append(f"    {src}")
+        for src in h.snippet.splitlines():  # a terminal must not run escape sequences from the repository
+            lines.append(f"    {_UNSAFE_IN_CODE.sub(_escape_char, src)}")
         lines.append("")
     if resp.message:
         lines.append(resp.message)

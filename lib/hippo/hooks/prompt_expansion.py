@@ -69,7 +69,14 @@ def handle(payload: dict[str, Any]) -> dict[str, Any] | None:
     if kind == "status":
         return _reply("hippo index status:\n" + _run_cli(root, ["status"], STATUS_TIMEOUT_S))
     if kind == "index":
-        return _reply("hippo index update:\n" + _run_index(root))
+        from hippo.home_guard import ALLOW_FLAG, refusal
+
+        allow_home = ALLOW_FLAG in str(payload.get("command_args") or "").split()
+        reason = None if allow_home else refusal(root)
+        if reason:  # before _run_index: it would create the index dir (and its log) right there
+            return _reply(f"hippo index update: refused, {reason.replace(ALLOW_FLAG, f'/rag-index {ALLOW_FLAG}')} "
+                          "Tell the user; do not index anything yourself.")
+        return _reply("hippo index update:\n" + _run_index(root, allow_home))
     return _reply(rag_context(root, str(payload.get("command_args") or "")))
 
 
@@ -170,7 +177,7 @@ def _run_cli(root: Path, args: list[str], timeout: float) -> str:
     return out or "(no output)"
 
 
-def _run_index(root: Path) -> str:
+def _run_index(root: Path, allow_home: bool = False) -> str:
     """Incremental index now; if it outlives the hook budget, leave it running detached."""
     try:
         from hippo.config import load_settings
@@ -181,7 +188,8 @@ def _run_index(root: Path) -> str:
     except Exception:  # noqa: BLE001 - no log file is fine; an unsafe index dir is refused by `hippo index` itself
         fh = None
     start = time.monotonic()
-    proc = subprocess.Popen(**_hippo_cmd(root, ["index"]), stdin=subprocess.DEVNULL,
+    proc = subprocess.Popen(**_hippo_cmd(root, ["index", *(["--allow-home"] if allow_home else [])]),
+                            stdin=subprocess.DEVNULL,
                             stdout=fh or subprocess.DEVNULL, stderr=subprocess.STDOUT,
                             start_new_session=True)
     try:
