@@ -115,6 +115,7 @@ def test_launcher_version_probe_of_a_path_hippo_ignores_the_cwd(hostile, tmp_pat
     assert ran(markers) == []
 
 
+@pytest.mark.slow  # a detached index and a warm server, each a full process start
 def test_background_index_and_warm_server_spawn_outside_the_repo(hostile, monkeypatch):
     root, markers = hostile
     for key, value in _env(HIPPO_SERVER_IDLE="2").items():

@@ -134,8 +134,8 @@ class RawMcp:
 
 
 def _call(i: int, arguments_json: str) -> str:
-    return ('{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"search_codebase","arguments":%s}}'
-            % (i, arguments_json))
+    return ('{"jsonrpc":"2.0","id":' + str(i) + ',"method":"tools/call","params":{"name":"search_codebase",'
+            '"arguments":' + arguments_json + '}}')
 
 
 def test_lone_surrogates_in_a_tool_call_get_an_answer(indexed_sample):

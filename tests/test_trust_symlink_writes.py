@@ -162,6 +162,8 @@ def test_server_lock_link_is_not_followed(tmp_path, outside, monkeypatch):
     root = tmp_path / "r"
     (root / ".hippo").mkdir(parents=True)
     os.symlink(outside / "planted.lock", root / ".hippo" / "server.lock")
-    with pytest.raises(OSError):
-        QueryServer(root, idle_s=0.1).serve()
+    try:  # refused up front (a planted entry in the index dir), or by O_NOFOLLOW on the lock itself
+        assert QueryServer(root, idle_s=0.1).serve() == 0
+    except OSError:
+        pass
     assert not (outside / "planted.lock").exists()
