@@ -1,7 +1,7 @@
 # One command runs what CI runs: `make check` (lint, typecheck, every test).
 PY ?= .venv/bin/python
 
-.PHONY: check lint typecheck test test-fast e2e bench bench-full clean
+.PHONY: check lint typecheck test test-fast e2e bench bench-full bench-realfail clean
 
 check: lint typecheck test
 
@@ -30,3 +30,8 @@ bench-full:
 
 clean:
 	rm -rf .hippo .pytest_cache build *.egg-info
+
+# Real failures (bench/realfail): needs the corpora's mirrors (REALFAIL_MIRRORS) and PyPI/npm once for
+# the test tools; not part of `make check`. ARGS=--fast skips the embedding model.
+bench-realfail:
+	nice $(PY) -m bench.realfail.run $(ARGS)

@@ -1,0 +1,147 @@
+"""bench/realfail's scoring on tiny synthetic in-repo cases, so the benchmark's arithmetic cannot
+silently break. No network and no fetched repository: a two-file git repo made here, the fake embedder."""
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from bench.realfail import gold as goldmod
+from bench.realfail import scoring
+from bench.realfail.mutate import apply_mutation, candidates, line_sha, mutated_line
+from bench.realfail.run import evaluate_case, finish_bm25, summarise
+from bench.realfail.workspace import ROOT_TOKEN, claude_error, normalise, restore
+
+CALC = '''"""Tiny module under test."""
+
+
+def clamp(value, low, high):
+    if value < low:
+        return low
+    if value > high:
+        return low
+    return value
+
+
+def total(items):
+    return sum(clamp(i, 0, 10) for i in items)
+'''
+TEST = '''from calc import total
+
+
+def test_total():
+    assert total([5, 20]) == 15
+'''
+PYTEST_OUT = f"""============================= test session starts ==============================
+collected 1 item
+
+tests/test_calc.py F                                                     [100%]
+
+=================================== FAILURES ===================================
+__________________________________ test_total __________________________________
+
+    def test_total():
+>       assert total([5, 20]) == 15
+E       assert 5 == 15
+E        +  where 5 = total([5, 20])
+
+tests/test_calc.py:5: AssertionError
+=========================== short test summary info ============================
+FAILED tests/test_calc.py::test_total - assert 5 == 15
+============================== 1 failed in 0.02s ===============================
+"""
+GOLD = {"files": ["calc.py"], "lines": {"calc.py": [[8, 8]]},
+        "functions": [{"file": "calc.py", "name": "clamp", "start": 4, "end": 9}]}
+
+
+@pytest.fixture()
+def repo(tmp_path):
+    root = tmp_path / "proj"
+    (root / "tests").mkdir(parents=True)
+    (root / "calc.py").write_text(CALC)
+    (root / "tests" / "test_calc.py").write_text(TEST)
+    for args in (["init", "-q"], ["add", "-A"], ["-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q", "-m", "init"]):
+        subprocess.run(["git", *args], cwd=root, check=True)
+    return root
+
+
+def test_gold_functions_and_hunks():
+    assert goldmod.hunk_ranges("@@ -8 +8 @@\n-x\n+y\n@@ -12,0 +13,2 @@\n") == [(8, 8), (12, 13)]
+    funcs = goldmod.functions(CALC, "calc.py")
+    assert ("clamp", 4, 9) in funcs and ("total", 12, 13) in funcs
+    assert goldmod.enclosing(funcs, 8, 8) == [("clamp", 4, 9)]
+
+
+def test_score_file_function_line():
+    assert scoring.score([scoring.Span("calc.py", 1, 3, 30)], GOLD) == {"file": True, "function": False, "line": False, "chars": 30}
+    assert scoring.score([scoring.Span("calc.py", 7, 9, 40)], GOLD)["line"]
+    assert scoring.score([scoring.Span("calc.py", 4, 5, 40)], GOLD)["function"]
+    assert not scoring.score([scoring.Span("tests/test_calc.py", 1, 5, 9)], GOLD)["file"]
+
+
+def test_frames_and_shown(repo):
+    error = claude_error(1, PYTEST_OUT)
+    assert error.startswith("Exit code 1\n")
+    assert scoring.frames(error, repo) == [("tests/test_calc.py", 5)]
+    assert not scoring.shown_by_frames(error, repo, GOLD)
+    inside = error + f'\n  File "{repo}/calc.py", line 8, in clamp\n'
+    assert scoring.shown_by_frames(inside, repo, GOLD)
+    assert "site" not in str(scoring.frames('File "/usr/lib/python3/site-packages/x.py", line 3', repo))
+    assert scoring.error_message(error).splitlines()[0] == "assert 5 == 15"
+
+
+def test_baselines_windows_and_budget(repo):
+    docs = scoring.read_docs(repo, ["calc.py", "tests/test_calc.py"])
+    tb = scoring.traceback_windows(claude_error(1, PYTEST_OUT), repo, docs)
+    assert [(s.path, s.start, s.end) for s in tb] == [("tests/test_calc.py", 1, 6)]  # the file ends in a newline
+    cut = scoring.budget_matched([scoring.Span("a", 1, 9, 100), scoring.Span("b", 1, 9, 100), scoring.Span("c", 1, 9, 5)], 150)
+    assert [(s.path, s.chars) for s in cut] == [("a", 100), ("b", 50)]
+
+
+def test_normalise_roundtrip_and_truncation(tmp_path):
+    text = f"\x1b[31mFAILED\x1b[0m {tmp_path}/x.py:3"
+    stored = normalise(text, tmp_path, None)
+    assert stored == f"FAILED {ROOT_TOKEN}/x.py:3" and restore(stored, tmp_path) == f"FAILED {tmp_path}/x.py:3"
+    long = claude_error(2, "x" * 30_000)
+    assert len(long) < 10_100 and "characters truncated" in long
+
+
+def test_mutation_recreates_and_refuses_a_moved_line(repo):
+    cands = candidates(CALC, "calc.py", 4, 9)
+    flip = next(c for c in cands if c["op"] == "flip-compare")
+    line = CALC.split("\n")[flip["line"] - 1]
+    m = {"file": "calc.py", **flip, "line_sha": line_sha(line)}
+    apply_mutation(repo, m)
+    assert (repo / "calc.py").read_text().split("\n")[flip["line"] - 1] == mutated_line(line, m) != line
+    with pytest.raises(RuntimeError):
+        apply_mutation(repo, m)  # the line is no longer the recorded one
+
+
+def test_evaluate_case_end_to_end_on_a_real_index(repo, monkeypatch):
+    """The runner's per-case path on a real hippo index (fake embedder): one failing run, one
+    environment failure; scores, the BM25 cut and the summary table come out consistent."""
+    from hippo.embedding import load_embedder
+    from hippo.indexer import index_repo
+    from hippo.search import Searcher
+
+    monkeypatch.setenv("HIPPO_HOME", str(repo.parent / "home"))
+    emb = load_embedder("fake")
+    index_repo(repo, embedder=emb)
+    searcher = Searcher(repo, embedder=emb)
+    run_out = PYTEST_OUT.replace("tests/test_calc.py:5: AssertionError",
+                                 f'tests/test_calc.py:5: in test_total\n{ROOT_TOKEN}/calc.py:8: in clamp\n    return low')
+    fail = {"id": "t-fix", "kind": "fix", "repo": "local/calc", "language": "python", "commit": "x",
+            "command": "python -m pytest tests/test_calc.py", "error": claude_error(1, run_out), "gold": GOLD}
+    env = {"id": "t-env", "kind": "env", "repo": "local/calc", "language": "python", "commit": "x",
+           "command": "pnpmx install", "error": "Exit code 127\nbash: line 1: pnpmx: command not found", "gold": None}
+    recs = [evaluate_case(fail, repo, searcher), evaluate_case(env, repo, searcher)]
+    finish_bm25(recs)
+    r = recs[0]
+    assert r["shown_by_frames"] is True
+    assert r["traceback±20"]["function"] and r["traceback±20"]["line"]
+    assert r["hippo"]["injected"] and r["hippo"]["file"] and r["hippo"]["context_chars"] > 0
+    assert recs[1]["hippo"]["context_chars"] == 0 and not recs[1]["hippo"]["injected"]
+    assert r["bm25-windows"]["budget"] == r["hippo"]["context_chars"]
+    summary = summarise(recs)
+    assert summary["env_cases"] == 1 and summary["table"]["hippo"]["env_injections"] == 0
+    assert summary["table"]["hippo"]["cases"] == 1 and summary["table"]["traceback±20"]["function"] == 1.0
