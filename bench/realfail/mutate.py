@@ -125,7 +125,7 @@ def test_command(c: Corpus, file: str) -> str:
         stem = file.rsplit("/", 1)[-1].split(".")[0]
         prefix = {"command": "command", "option": "options", "help": "help", "argument": "argument"}.get(stem, stem)
         return c.command.format(tests=f"tests/{prefix}.")
-    return c.command.format(tests=target)
+    return c.command.format(tests=f"-x {target}")  # stop at the first failure, as one does while fixing
 
 
 def build(c: Corpus, per_repo: int, log=print, sink=None) -> list[dict]:

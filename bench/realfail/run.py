@@ -157,7 +157,9 @@ def summarise(records: list[dict]) -> dict:
     for lang in sorted({r["language"] for r in scored}):
         rows = [r for r in scored if r["language"] == lang]
         by_lang[lang] = {s: {"cases": len(rows), "function": rate(rows, s, "function")} for s in SYSTEMS}
-    return {"table": table, "hidden_cases": len(hidden), "env_cases": len(env), "by_kind": by_kind,
+    code = [sum(sp["chars"] for sp in r["hippo"]["spans"]) for r in scored if r["hippo"]["injected"]]
+    return {"table": table, "hidden_cases": len(hidden),
+            "hippo_median_code_chars_when_injecting": int(statistics.median(code)) if code else 0, "env_cases": len(env), "by_kind": by_kind,
             "by_language": by_lang,
             "latency_ms": {"p50": _pct(lat, 50), "p95": _pct(lat, 95), "max": lat[-1] if lat else 0},
             "hippo_silent_on_scored": sum(1 for r in scored if not r["hippo"]["injected"])}
@@ -182,7 +184,9 @@ def render(summary: dict, meta: dict) -> str:
                      f"{r['median_chars']:,} | {r['env_injections']} |")
     lat = summary["latency_ms"]
     lines += ["", f"hippo hook latency (in-process, index warm): p50 {lat['p50']} ms, p95 {lat['p95']} ms, max {lat['max']} ms; "
-              f"silent on {summary['hippo_silent_on_scored']} of {t['hippo']['cases']} scored cases", "",
+              f"silent on {summary['hippo_silent_on_scored']} of {t['hippo']['cases']} scored cases; "
+              f"median code characters when it injects {summary['hippo_median_code_chars_when_injecting']:,} "
+              "(the rest of `median chars` is the XML wrapper and lead line)", "",
               "| kind | cases | not in frames | " + " | ".join(f"{s} function (hidden)" for s in SYSTEMS) + " |",
               "|---|---|---|" + "---|" * len(SYSTEMS)]
     for kind, rows in summary["by_kind"].items():
@@ -202,7 +206,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--case", action="append", help="only these case ids")
     ap.add_argument("--limit", type=int, default=0, help="at most this many cases (after filters)")
     ap.add_argument("--out", type=Path, default=RESULTS)
+    ap.add_argument("--report", type=Path, help="only re-summarise a results JSON (no trees, no hook)")
     args = ap.parse_args(argv)
+    if args.report:
+        doc = json.loads(args.report.read_text())
+        print(render(summarise(doc["cases"]), doc["meta"]))
+        return 0
     from hippo.embedding import load_embedder
     from hippo.indexer import index_repo
     from hippo.search import Searcher
