@@ -28,7 +28,7 @@ COMMANDS = {
         ("network-pip", f"pip install --index-url {CLOSED}/simple --retries 0 --timeout 3 humanize-extra-tools"),
         ("network-curl", f"curl -sS --max-time 5 {CLOSED}/api/health"),
         ("network-git", f"git ls-remote {CLOSED}/humanize.git"),
-        ("permission-script", "printf 'echo hi\\n' > deploy.sh && chmod 644 deploy.sh && ./deploy.sh"),
+        ("permission-script", "printf 'echo hi\\n' > /tmp/realfail-noexec.sh && chmod 644 /tmp/realfail-noexec.sh && /tmp/realfail-noexec.sh"),
         ("permission-sys", "touch /sys/kernel/realfail-probe"),
         ("git-no-upstream", "git push"),
     ],
