@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import time
@@ -158,7 +159,10 @@ def summarise(records: list[dict]) -> dict:
         rows = [r for r in scored if r["language"] == lang]
         by_lang[lang] = {s: {"cases": len(rows), "function": rate(rows, s, "function")} for s in SYSTEMS}
     code = [sum(sp["chars"] for sp in r["hippo"]["spans"]) for r in scored if r["hippo"]["injected"]]
+    no_source = sum(1 for r in scored if r["hippo"]["injected"]
+                    and not any(by_repo(r["repo"]).is_src(sp["path"]) for sp in r["hippo"]["spans"]))
     return {"table": table, "hidden_cases": len(hidden),
+            "hippo_injected_no_code_under_test": no_source,
             "hippo_median_code_chars_when_injecting": int(statistics.median(code)) if code else 0, "env_cases": len(env), "by_kind": by_kind,
             "by_language": by_lang,
             "latency_ms": {"p50": _pct(lat, 50), "p95": _pct(lat, 95), "max": lat[-1] if lat else 0},
@@ -174,7 +178,8 @@ def _pct(sorted_vals: list[float], p: float) -> float:
 
 def render(summary: dict, meta: dict) -> str:
     t = summary["table"]
-    lines = [f"realfail: {meta['cases']} cases ({meta['counts']}), mode {meta['mode']}, {meta['seconds']:.0f}s",
+    lines = [f"realfail: {meta['cases']} cases ({meta['counts']}), mode {meta['mode']}, {meta['seconds']:.0f}s, "
+             f"load average {meta.get('load_average_start', '?')} -> {meta.get('load_average_end', '?')} on {meta.get('cores', '?')} cores",
              "", "| system | fix file | fix function | fix line | function, not in frames "
              f"(n={summary['hidden_cases']}) | median chars | env injections (n={summary['env_cases']}) |",
              "|---|---|---|---|---|---|---|"]
@@ -186,7 +191,9 @@ def render(summary: dict, meta: dict) -> str:
     lines += ["", f"hippo hook latency (in-process, index warm): p50 {lat['p50']} ms, p95 {lat['p95']} ms, max {lat['max']} ms; "
               f"silent on {summary['hippo_silent_on_scored']} of {t['hippo']['cases']} scored cases; "
               f"median code characters when it injects {summary['hippo_median_code_chars_when_injecting']:,} "
-              "(the rest of `median chars` is the XML wrapper and lead line)", "",
+              "(the rest of `median chars` is the XML wrapper and lead line); "
+              f"injected no file of the code under test (only tests, docs, config) on "
+              f"{summary['hippo_injected_no_code_under_test']} scored cases", "",
               "| kind | cases | not in frames | " + " | ".join(f"{s} function (hidden)" for s in SYSTEMS) + " |",
               "|---|---|---|" + "---|" * len(SYSTEMS)]
     for kind, rows in summary["by_kind"].items():
@@ -223,6 +230,7 @@ def main(argv: list[str] | None = None) -> int:
         print("realfail: no cases match (build them with bench.realfail.build / mutate / envcases)", file=sys.stderr)
         return 2
     started = time.perf_counter()
+    load_start = [round(x, 1) for x in os.getloadavg()]
     embedder = load_embedder("fake") if args.fast else load_embedder()
     groups: dict[tuple[str, str], list[dict]] = {}
     for c in cases:
@@ -258,7 +266,8 @@ def main(argv: list[str] | None = None) -> int:
     summary = summarise(records)
     counts = {k: sum(1 for r in records if r["kind"] == k) for k in ("fix", "mutation", "env")}
     meta = {"cases": len(records), "counts": counts, "mode": "fast (fake embedder)" if args.fast else "hybrid (real model)",
-            "seconds": time.perf_counter() - started, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+            "seconds": time.perf_counter() - started, "load_average_start": load_start,
+            "load_average_end": [round(x, 1) for x in os.getloadavg()], "cores": os.cpu_count(), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
     table = render(summary, meta)
     print("\n" + table)
     args.out.mkdir(parents=True, exist_ok=True)
