@@ -5,7 +5,6 @@ from __future__ import annotations
 import subprocess
 
 import pytest
-
 from bench.realfail import gold as goldmod
 from bench.realfail import scoring
 from bench.realfail.mutate import apply_mutation, candidates, line_sha, mutated_line
@@ -32,7 +31,7 @@ TEST = '''from calc import total
 def test_total():
     assert total([5, 20]) == 15
 '''
-PYTEST_OUT = f"""============================= test session starts ==============================
+PYTEST_OUT = """============================= test session starts ==============================
 collected 1 item
 
 tests/test_calc.py F                                                     [100%]
@@ -144,4 +143,5 @@ def test_evaluate_case_end_to_end_on_a_real_index(repo, monkeypatch):
     assert r["bm25-windows"]["budget"] == r["hippo"]["context_chars"]
     summary = summarise(recs)
     assert summary["env_cases"] == 1 and summary["table"]["hippo"]["env_injections"] == 0
+    assert summary["hippo_injected_no_code_under_test"] == (0 if r["hippo"]["file"] else 1)
     assert summary["table"]["hippo"]["cases"] == 1 and summary["table"]["traceback±20"]["function"] == 1.0

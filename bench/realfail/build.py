@@ -113,17 +113,17 @@ def try_case(c: Corpus, cand: dict, log=print) -> dict | None:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repo", action="append", help="only this corpus (repeatable)")
-    ap.add_argument("--per-repo", type=int, default=15, help="stop a corpus after this many cases")
+    ap.add_argument("--per-repo", type=int, default=16, help="stop a corpus after this many cases")
     ap.add_argument("--max-tries", type=int, default=60, help="candidate commits tried per corpus")
-    ap.add_argument("--out", type=Path, default=CASES / "fixes.jsonl")
+    ap.add_argument("--out", type=Path, default=None, help="default: cases/fixes-<name>.jsonl per corpus")
     args = ap.parse_args(argv)
-    existing = [json.loads(l) for l in args.out.read_text().splitlines()] if args.out.exists() else []
-    chosen = [c for c in CORPORA if not args.repo or c.repo in args.repo]
-    kept = [e for e in existing if e["repo"] not in {c.repo for c in chosen} and not uses_new_api(e["error"])]
-    for c in chosen:
+    for c in CORPORA:
+        if args.repo and c.repo not in args.repo:
+            continue
+        out = args.out or CASES / f"fixes-{c.repo.split('/')[1]}.jsonl"
+        kept: list[dict] = []
         cands = candidates(c)
         print(f"[build] {c.repo}: {len(cands)} candidate fix commits", flush=True)
-        n = 0
         for cand in cands[: args.max_tries]:
             try:
                 case = try_case(c, cand, log=lambda m: print(m, flush=True))
@@ -132,13 +132,12 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             if case:
                 kept.append(case)
-                n += 1
                 print(f"  + {case['id']} ({case['subject'][:60]}) gold={case['gold']['functions'][:2]}", flush=True)
-                args.out.write_text("".join(json.dumps(k) + "\n" for k in kept))
-            if n >= args.per_repo:
+                out.write_text("".join(json.dumps(k) + "\n" for k in kept))
+            if len(kept) >= args.per_repo:
                 break
-        print(f"[build] {c.repo}: {n} cases", flush=True)
-    args.out.write_text("".join(json.dumps(k) + "\n" for k in kept))
+        out.write_text("".join(json.dumps(k) + "\n" for k in kept))
+        print(f"[build] {c.repo}: {len(kept)} cases -> {out.name}", flush=True)
     return 0
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import statistics
 import sys
 import time
@@ -160,13 +161,22 @@ def summarise(records: list[dict]) -> dict:
         by_lang[lang] = {s: {"cases": len(rows), "function": rate(rows, s, "function")} for s in SYSTEMS}
     code = [sum(sp["chars"] for sp in r["hippo"]["spans"]) for r in scored if r["hippo"]["injected"]]
     no_source = sum(1 for r in scored if r["hippo"]["injected"]
-                    and not any(by_repo(r["repo"]).is_src(sp["path"]) for sp in r["hippo"]["spans"]))
+                    and not any(_is_code_under_test(r["repo"], sp["path"]) for sp in r["hippo"]["spans"]))
     return {"table": table, "hidden_cases": len(hidden),
             "hippo_injected_no_code_under_test": no_source,
             "hippo_median_code_chars_when_injecting": int(statistics.median(code)) if code else 0, "env_cases": len(env), "by_kind": by_kind,
             "by_language": by_lang,
             "latency_ms": {"p50": _pct(lat, 50), "p95": _pct(lat, 95), "max": lat[-1] if lat else 0},
             "hippo_silent_on_scored": sum(1 for r in scored if not r["hippo"]["injected"])}
+
+
+def _is_code_under_test(repo: str, path: str) -> bool:
+    from bench.realfail.corpora import CORPORA
+
+    corpus = next((c for c in CORPORA if c.repo == repo), None)
+    if corpus is None:  # a case outside the corpora (the smoke test's): anything not a test or doc
+        return not re.search(r"(^|/)(tests?|docs?)/|(^|/)test_|\.(md|rst|txt)$", path)
+    return corpus.is_src(path)
 
 
 def _pct(sorted_vals: list[float], p: float) -> float:
