@@ -26,7 +26,7 @@ from pathlib import Path
 from bench.realfail import scoring
 from bench.realfail.corpora import by_repo
 from bench.realfail.mutate import apply_mutation
-from bench.realfail.workspace import apply_diff, reset, restore, tree
+from bench.realfail.workspace import apply_diff, cache_dir, reset, restore, tree
 
 HERE = Path(__file__).parent
 CASES = HERE / "cases"
@@ -170,6 +170,20 @@ def summarise(records: list[dict]) -> dict:
             "hippo_silent_on_scored": sum(1 for r in scored if not r["hippo"]["injected"])}
 
 
+def _exclusive_cache():
+    """Two runs would reset and patch the same work trees under each other: one at a time per cache."""
+    import fcntl
+
+    cache_dir().mkdir(parents=True, exist_ok=True)
+    fh = open(cache_dir() / "run.lock", "w")  # noqa: SIM115 - held for the whole run
+    try:
+        fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        fh.close()
+        return None
+    return fh
+
+
 def _is_code_under_test(repo: str, path: str) -> bool:
     from bench.realfail.corpora import CORPORA
 
@@ -238,6 +252,11 @@ def main(argv: list[str] | None = None) -> int:
     cases = cases[: args.limit] if args.limit else cases
     if not cases:
         print("realfail: no cases match (build them with bench.realfail.build / mutate / envcases)", file=sys.stderr)
+        return 2
+    lock = _exclusive_cache()
+    if lock is None:
+        print(f"realfail: another run is using the work trees under {cache_dir()}; wait for it, or set "
+              "REALFAIL_CACHE to another directory", file=sys.stderr)
         return 2
     started = time.perf_counter()
     load_start = [round(x, 1) for x in os.getloadavg()]
