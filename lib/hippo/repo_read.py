@@ -1,0 +1,241 @@
+"""The one gate for reading a file of the repository: may hippo read it, and read it without surprises.
+
+A cloned repository is untrusted input. Every path that opens a repo file goes through here (the
+SessionStart spec files, the live-file check of search and failure-hook results, hippo.toml,
+.hippoignore), so one rule holds everywhere: the file lies inside the repo and is no symlink, is not
+secret-bearing by name (.env, keys, .git-credentials ...), is not ignored by .gitignore or
+.hippoignore, is not under .git or the index directory, is a regular file (a FIFO or device would
+block or never end) and is no larger than a cap. Discovery applies the same name rules when it picks
+what to index, so a reader never shows what the indexer would have refused.
+
+Stdlib only and cheap: hooks call it. Gitignore answers come from one `git check-ignore` per batch.
+"""
+from __future__ import annotations
+
+import errno
+import fnmatch
+import functools
+import os
+import re
+import stat
+from collections.abc import Iterable
+from pathlib import Path
+
+NEVER_READ_DIRS = frozenset({".git", ".hippo", ".hg", ".svn"})
+GIT_TIMEOUT_S = 3.0
+
+# Secret-bearing file names (glob on the lower-cased base name; "!" = allowed). Templates are
+# allowed: their content still goes through secrets.redact like everything else. Compiled into
+# two regexes because a pathspec with ~60 patterns cost ~0.1 ms per file (1 s for 10k files).
+SECRET_GLOBS = [
+    ".env", ".env.*", "*.env", "!.env.example", "!.env.sample", "!.env.template", "!.env.dist",
+    "!*.env.example", "!*.env.sample", "!*.env.template",
+    "*.pem", "*.key", "*.p12", "*.pfx", "*.p8", "*.keystore", "*.jks",
+    "*.kdbx", "*.asc", "*.gpg", "*.ovpn", "*.tfstate", "*.tfstate.*", "*.tfvars",
+    "id_rsa*", "id_dsa*", "id_ecdsa*", "id_ed25519*", "!*.pub",
+    # Data files only: `credentials.py` / `secrets.py` are code worth searching (and are redacted).
+    "credentials", "credentials.*", "!credentials.py", "!credentials.go", "!credentials.ts",
+    "!credentials.js", "!credentials.rs", "!credentials.java", "!credentials.rb", "!credentials.md",
+    "*credentials*.json", "secrets", "secrets.json", "secrets.y*ml", "secrets.toml", "secrets.ini",
+    "secrets.env", "secrets.txt", "secrets.properties", "secrets.conf", "secrets.cfg", "*.secrets",
+    ".netrc", "_netrc", ".npmrc", ".pypirc", ".pgpass", ".git-credentials", ".htpasswd",
+    ".dockercfg", "service-account*.json", "serviceaccount*.json", "*.ppk", "master.key",
+    "*.mobileprovision", "keystore.properties",
+]
+
+
+def _glob_union(globs: list[str]) -> re.Pattern[str]:
+    return re.compile("|".join(f"(?:{fnmatch.translate(g)})" for g in globs))
+
+
+@functools.lru_cache(maxsize=1)
+def _secret_res() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """Compiled on first use (~2 ms), keeping imports cheap for hooks."""
+    return (_glob_union([g for g in SECRET_GLOBS if not g.startswith("!")]),
+            _glob_union([g[1:] for g in SECRET_GLOBS if g.startswith("!")]))
+
+
+def is_secret_path(rel: str) -> bool:
+    """True for files that hold credentials by convention (.env, keys, .netrc ...)."""
+    name = rel.rpartition("/")[2].lower()
+    yes, no = _secret_res()
+    return bool(name) and bool(yes.match(name)) and not no.match(name)
+
+
+class RefusedRead(Exception):
+    """hippo will not read this file; `reason` is one word (symlink, not_a_file, too_large, ...)."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+def _inside(real: str, root_real: str) -> bool:
+    return real == root_real or real.startswith(root_real.rstrip(os.sep) + os.sep)
+
+
+def read_regular(path: Path | str, limit: int, root: Path | str | None = None) -> bytes:
+    """At most `limit` bytes of a regular file, never through a symlink and never blocking.
+
+    Raises FileNotFoundError when it is absent and RefusedRead when it is a symlink, not a regular
+    file, larger than `limit`, or (with `root`) in a directory that resolves outside `root`."""
+    path = os.fspath(path)
+    if root is not None and not _inside(os.path.realpath(os.path.dirname(path) or "."), os.path.realpath(root)):
+        raise RefusedRead("outside_root", "lies in a directory that resolves outside the repository")
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.EMLINK) or (os.path.islink(path) and exc.errno != errno.ENOENT):
+            raise RefusedRead("symlink", "is a symlink; hippo does not follow links inside a repository") from None
+        raise
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise RefusedRead("not_a_file", "is not a regular file")
+        if st.st_size > limit:
+            raise RefusedRead("too_large", f"is larger than {limit} bytes")
+        chunks, size = [], 0
+        while size <= limit:
+            data = os.read(fd, min(1 << 20, limit + 1 - size))
+            if not data:
+                break
+            chunks.append(data)
+            size += len(data)
+        if size > limit:  # grew while we read it
+            raise RefusedRead("too_large", f"is larger than {limit} bytes")
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def _normalise(rel: str) -> str | None:
+    """A clean repo-relative path, or None when it is absolute or climbs out."""
+    if not rel or os.path.isabs(rel) or "\0" in rel:
+        return None
+    norm = os.path.normpath(rel.replace("\\", "/")).replace(os.sep, "/")
+    if norm in (".", "..") or norm.startswith("../"):
+        return None
+    return norm
+
+
+class RepoReader:
+    """The read rules for one repository root, built once and reused for a handful of files."""
+
+    def __init__(self, root: Path | str, settings=None, *, max_bytes: int | None = None) -> None:
+        self.root = Path(root)
+        self.root_real = os.path.realpath(self.root)
+        self.settings = settings
+        self.max_bytes = int(max_bytes or (settings.max_file_bytes if settings is not None else 1_000_000))
+        self.index_rel: str | None = None
+        if settings is not None:
+            index_real = os.path.realpath(settings.index_path(self.root))
+            if _inside(index_real, self.root_real) and index_real != self.root_real:
+                self.index_rel = os.path.relpath(index_real, self.root_real).replace(os.sep, "/")
+        self._user_spec: object = None  # built on first use; False = no rules
+        self._dir_ok: dict[str, bool] = {}
+
+    # -- rules without reading the file ------------------------------------------------------
+    def name_reason(self, rel: str) -> str | None:
+        """Why `rel` may not be read, judged by its path alone (plus .hippoignore), or None."""
+        norm = _normalise(rel)
+        if norm is None:
+            return "outside_root"
+        parts = norm.split("/")
+        if any(p in NEVER_READ_DIRS for p in parts[:-1]) or parts[-1] in NEVER_READ_DIRS:
+            return "ignored"
+        if self.index_rel and (norm == self.index_rel or norm.startswith(self.index_rel + "/")):
+            return "ignored"
+        if is_secret_path(norm):
+            return "secret"
+        spec = self._hippoignore()
+        if spec is not None and spec.match_file(norm):  # type: ignore[attr-defined]
+            return "ignored"
+        return None
+
+    def _hippoignore(self):
+        """The .hippoignore + settings.extra_ignores rules; pathspec is imported only when there are any."""
+        if self._user_spec is None:
+            lines: list[str] = []
+            try:
+                raw = read_regular(self.root / ".hippoignore", 256 * 1024, root=self.root)
+                lines = raw.decode("utf-8", "replace").splitlines()
+            except (OSError, RefusedRead):
+                pass
+            if self.settings is not None:
+                lines += list(self.settings.extra_ignores)
+            lines = [ln for ln in lines if ln.strip() and not ln.lstrip().startswith("#")]
+            if lines:
+                import pathspec
+
+                self._user_spec = pathspec.GitIgnoreSpec.from_lines(lines)
+            else:
+                self._user_spec = False
+        return self._user_spec or None
+
+    def refusals(self, rels: Iterable[str], *, check_ignored: bool = True) -> dict[str, str]:
+        """rel -> reason for each path hippo may not read (by name, .hippoignore, .gitignore)."""
+        out: dict[str, str] = {}
+        rest: list[str] = []
+        for rel in rels:
+            reason = self.name_reason(rel)
+            if reason:
+                out[rel] = reason
+            else:
+                rest.append(rel)
+        if check_ignored and rest:
+            for rel in self._gitignored(rest):
+                out[rel] = "ignored"
+        return out
+
+    def _gitignored(self, rels: list[str]) -> set[str]:
+        """The subset .gitignore (and info/exclude, core.excludesFile) ignores: one `git check-ignore`."""
+        import subprocess
+
+        norm = {_normalise(r) or r: r for r in rels}
+        env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0"}
+        for var in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"):
+            env.pop(var, None)
+        data = b"\0".join(p.encode("utf-8", "surrogateescape") for p in norm) + b"\0"
+        try:
+            proc = subprocess.run(["git", "-C", str(self.root), "check-ignore", "-z", "--stdin"], input=data,
+                                  capture_output=True, env=env, timeout=GIT_TIMEOUT_S)
+        except (OSError, subprocess.SubprocessError):
+            proc = None
+        if proc is not None and proc.returncode in (0, 1):
+            hits = proc.stdout.decode("utf-8", "surrogateescape").split("\0")
+            return {norm[h] for h in hits if h in norm}
+        # Not a git work tree (or git failed): the .gitignore files themselves, as discovery's walk reads them.
+        from hippo.discovery import _gitignored_nongit
+
+        return {orig for n, orig in norm.items() if _gitignored_nongit(self.root, n)}
+
+    # -- reading -----------------------------------------------------------------------------
+    def _dir_inside(self, norm: str) -> bool:
+        parent = norm.rpartition("/")[0]
+        ok = self._dir_ok.get(parent)
+        if ok is None:
+            real = os.path.realpath(os.path.join(self.root_real, parent)) if parent else self.root_real
+            ok = self._dir_ok[parent] = _inside(real, self.root_real)
+        return ok
+
+    def read_bytes(self, rel: str, limit: int | None = None, *, check_ignored: bool = True,
+                   checked: bool = False) -> bytes | None:
+        """The file's bytes, or None when it is missing or hippo may not read it.
+
+        `checked=True`: the caller already ran `refusals` on this path (a batch), skip the rules."""
+        norm = _normalise(rel)
+        if norm is None:
+            return None
+        if not checked and self.refusals([rel], check_ignored=check_ignored):
+            return None
+        if not self._dir_inside(norm):
+            return None
+        try:
+            return read_regular(os.path.join(self.root_real, norm), limit or self.max_bytes)
+        except (OSError, RefusedRead):
+            return None
+
+    def read_text(self, rel: str, limit: int | None = None, **kw) -> str | None:
+        data = self.read_bytes(rel, limit, **kw)
+        return None if data is None else data.decode("utf-8", "replace")
