@@ -36,8 +36,11 @@ def index_dir(root: Path):
     from hippo.config import load_settings
     from hippo.integrity import refuse_planted
 
-    settings = load_settings(root)
+    problems: list[str] = []
+    settings = load_settings(root, warn=problems.append)  # bad values fall back to defaults, never raise
     idx = settings.index_path(root)
+    for line in problems:  # a hook's stderr reaches no one: the repo's log gets them
+        log(idx if not idx.is_symlink() else None, f"settings: {line}")
     # Raises for a planted index dir (a symlink, files git tracks): the hook logs it and stays silent.
     refuse_planted(root, idx)
     return settings, idx
