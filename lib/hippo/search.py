@@ -127,6 +127,7 @@ class Searcher:
         """
         self.store.refresh()
         self.__dict__.pop("_scan_cache", None)
+        self.__dict__.pop("_reader", None)  # .hippoignore may have changed too
         state = load_state(self.index_dir)
         if state is None:
             return
@@ -398,6 +399,11 @@ class Searcher:
                 known.clear()
             known.update({keys[p]: d for p, d in found.items()})
         dates = {p: known[key] for p, key in keys.items() if key in known}
+        reader = self.__dict__.get("_reader")
+        if reader is None:  # the one read gate (repo_read): no symlink, FIFO, secret name, oversized file
+            from hippo.repo_read import RepoReader
+
+            reader = self.__dict__["_reader"] = RepoReader(self.root, self.settings)
         for h in hits:
             live = self.root / h.path
             rec = self.state.files.get(h.path)
@@ -407,7 +413,8 @@ class Searcher:
                 h.stale = True
                 continue
             if rec is None or st.st_size != rec.size or st.st_mtime_ns != rec.mtime_ns:
-                h.stale = not _live_matches(live, h)
+                # the index applied .gitignore when it took the file; the name rules are checked again
+                h.stale = not _live_matches(reader.read_bytes(h.path, check_ignored=False), h)
             h.last_modified = dates.get(h.path) or date.fromtimestamp(st.st_mtime).isoformat()
 
     def _respond(self, query, hits, total, started, strategy, message, embedded: int | None = None,
@@ -491,10 +498,9 @@ def _apply_budget(hits: list[Hit], budget: int) -> list[Hit]:
     return out
 
 
-def _live_matches(live: Path, hit: Hit) -> bool:
-    try:
-        data = live.read_bytes()
-    except OSError:
+def _live_matches(data: bytes | None, hit: Hit) -> bool:
+    """Does the live file (None: unreadable or refused) still hold the hit's lines?"""
+    if data is None:
         return False
     text = data.decode("utf-8", errors="replace").replace("\r\n", "\n")
     current = text.split("\n")[hit.start_line - 1: hit.end_line]
