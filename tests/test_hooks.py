@@ -89,7 +89,7 @@ def test_session_start_exact_shape_and_content(project):
     assert "--- CONTRIBUTING.md:3-5 (Conventions)" in ctx and "Small modules, one noun each" in ctx
     assert "Run `pytest -q` from `py/`" in ctx
     assert "secret-claude-md-marker" not in ctx  # Claude Code loads CLAUDE.md itself
-    assert "Recent commits:" in ctx and "projects" in ctx
+    assert "Recent commits (" in ctx and ">projects</commit>" in ctx
 
 
 def test_session_start_short_reminder_when_rules_installed(project):

@@ -68,6 +68,11 @@ def _text(value: object) -> str:
     return escape(_strip_invalid_xml_chars(str(value)))
 
 
+# Public names for the hook that frames other repository text (the brief, commit subjects) as data.
+escape_text = _text
+cdata = _cdata
+
+
 def to_xml(resp: SearchResponse) -> str:
     """The `<search_results>` document Claude receives (format in docs/plugin.md)."""
     out = ["<search_results>", "  <meta>"]
