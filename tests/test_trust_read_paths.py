@@ -1,0 +1,173 @@
+"""Every path that reads a repository file applies the same gate (issue 12, item 4): SessionStart spec
+files, the live-file check of search and failure-hook results, hippo.toml and .hippoignore. A repo's
+`spec_globs` cannot pull .env, .git-credentials, keys or gitignored files into Claude's context, and no
+reader follows a symlink out of the repo or blocks on a FIFO.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "trust"))
+from trustkit import check_hook_output, failure_payload, git, hippo, make_repo, session_payload, traceback_error  # noqa: E402
+
+from hippo.config import Settings  # noqa: E402
+from hippo.embedding.fake import FakeEmbedder  # noqa: E402
+from hippo.repo_read import RefusedRead, RepoReader, read_regular  # noqa: E402
+from hippo.search import Searcher  # noqa: E402
+
+HOOK_TIMEOUT = 60  # a reader blocked on a FIFO never returns; this turns that into a failure
+
+
+def _doc(marker: str) -> str:
+    return f"# Setup\n\n## Install\n\nThe words {marker} appear in this file and nowhere else in the repo.\n"
+
+
+# Files a hostile hippo.toml points spec_globs at; none may reach the SessionStart context.
+PLANTED = {
+    ".env": "zebra-env-marker",
+    ".env.local": "zebra-envlocal-marker",
+    ".git-credentials": "zebra-gitcred-marker",
+    "server.pem": "zebra-pem-marker",
+    "id_rsa": "zebra-idrsa-marker",
+    "deploy/prod.key": "zebra-key-marker",
+    ".netrc": "zebra-netrc-marker",
+    "notes/private.md": "zebra-gitignored-marker",  # .gitignore: notes/
+    "docs/internal.md": "zebra-hippoignored-marker",  # .hippoignore
+    "docs/huge.md": "zebra-huge-marker",  # over the size cap
+}
+
+
+@pytest.fixture
+def spec_repo(tmp_path):
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    for rel, marker in PLANTED.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(_doc(marker) * (4000 if rel == "docs/huge.md" else 1))
+    (root / ".gitignore").write_text("notes/\n")
+    (root / ".hippoignore").write_text("docs/internal.md\n")
+    (root / "README.md").write_text(_doc("zebra-readme-visible"))
+    (root / "docs" / "guide.md").write_text(_doc("zebra-guide-visible"))
+    outside = tmp_path / "outside.md"
+    outside.write_text(_doc("zebra-outside-marker"))
+    os.symlink(outside, root / "docs" / "linked.md")
+    (root / "hippo.toml").write_text(
+        'spec_globs = [".env", ".env.*", ".git-credentials", "*.pem", "id_rsa", "deploy/*", ".netrc", '
+        '"notes/*", "docs/*.md", "README*", ".git/config", "docs/fifo.md"]\n'
+        "max_file_bytes = 100000\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "specs")
+    os.mkfifo(root / "docs" / "fifo.md")  # opening it for reading would block the hook forever
+    return root
+
+
+def _session_context(root: Path, tmp_path: Path) -> str:
+    proc = hippo(["hook", "session-start"], root, stdin=session_payload(root, "startup"), timeout=HOOK_TIMEOUT,
+                 extra_env={"HIPPO_HOME": str(tmp_path / "home")})
+    data = check_hook_output(proc)
+    assert data is not None
+    return data["hookSpecificOutput"]["additionalContext"]
+
+
+def test_session_start_spec_globs_cannot_pull_secrets_or_ignored_files(spec_repo, tmp_path):
+    ctx = _session_context(spec_repo, tmp_path)
+    assert "zebra-readme-visible" in ctx and "zebra-guide-visible" in ctx
+    leaked = [m for m in [*PLANTED.values(), "zebra-outside-marker"] if m in ctx]
+    assert leaked == []
+
+
+def test_session_start_default_globs_skip_gitignored_docs(tmp_path):
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    (root / "docs" / "private").mkdir(parents=True)
+    (root / "docs" / "guide.md").write_text(_doc("zebra-guide-visible"))
+    (root / "docs" / "private" / "notes.md").write_text(_doc("zebra-private-notes"))  # matches docs/**/*.md
+    (root / ".gitignore").write_text("docs/private/\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "docs")
+    ctx = _session_context(root, tmp_path)
+    assert "zebra-guide-visible" in ctx and "zebra-private-notes" not in ctx
+
+
+def test_reader_refusals_name_the_reason(spec_repo):
+    reader = RepoReader(spec_repo, Settings(max_file_bytes=100_000))
+    got = reader.refusals([".env", ".git-credentials", "server.pem", "id_rsa", "notes/private.md",
+                           "docs/internal.md", ".git/config", ".hippo/state.json", "../outside.md",
+                           "/etc/passwd", "README.md", "docs/guide.md", ".env.example"])
+    assert got == {".env": "secret", ".git-credentials": "secret", "server.pem": "secret", "id_rsa": "secret",
+                   "notes/private.md": "ignored", "docs/internal.md": "ignored", ".git/config": "ignored",
+                   ".hippo/state.json": "ignored", "../outside.md": "outside_root", "/etc/passwd": "outside_root"}
+    assert reader.read_text("README.md").startswith("# Setup")
+    for rel in ("docs/linked.md", "docs/fifo.md", "docs/huge.md", "docs/missing.md"):
+        assert reader.read_bytes(rel) is None, rel
+
+
+def test_read_regular_refuses_links_fifos_and_big_files(tmp_path):
+    (tmp_path / "f").write_text("abc")
+    os.symlink(tmp_path / "f", tmp_path / "l")
+    os.mkfifo(tmp_path / "p")
+    assert read_regular(tmp_path / "f", 10) == b"abc"
+    for name, reason in (("l", "symlink"), ("p", "not_a_file")):
+        with pytest.raises(RefusedRead) as exc:
+            read_regular(tmp_path / name, 10)
+        assert exc.value.reason == reason
+    with pytest.raises(RefusedRead) as exc:
+        read_regular(tmp_path / "f", 2)
+    assert exc.value.reason == "too_large"
+    with pytest.raises(FileNotFoundError):
+        read_regular(tmp_path / "absent", 10)
+
+
+def test_hippoignore_fifo_does_not_block_indexing(tmp_path):
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    (root / "a.py").write_text("def f():\n    return 1\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "a")
+    os.mkfifo(root / ".hippoignore")
+    proc = hippo(["index"], root, timeout=HOOK_TIMEOUT)
+    assert proc.returncode == 0, proc.stderr.decode()
+
+
+# --- live-file reads of search and failure-hook results -------------------------------------------
+@pytest.fixture
+def indexed(tmp_path):
+    root = make_repo(tmp_path / "repo", files=12, docs=1)
+    assert hippo(["index"], root).returncode == 0
+    return root
+
+
+def test_search_live_check_does_not_follow_a_link_out_of_the_repo(indexed, tmp_path):
+    rel = "pkg/sub3/mod_3.py"
+    outside = tmp_path / "outside.py"
+    outside.write_bytes((indexed / rel).read_bytes())  # the same bytes: a followed link would look fresh
+    (indexed / rel).unlink()
+    os.symlink(outside, indexed / rel)
+    resp = Searcher(indexed, embedder=FakeEmbedder()).search("compute_3_0", keywords=["compute_3_0"], exact=True)
+    hits = [h for h in resp.hits if h.path == rel]
+    assert hits and all(h.stale for h in hits)
+
+
+def test_search_and_failure_hook_do_not_block_on_a_fifo(indexed, tmp_path):
+    rel = "pkg/sub5/mod_5.py"
+    (indexed / rel).unlink()
+    os.mkfifo(indexed / rel)
+    proc = hippo(["search", "compute_5_0", "-w", "compute_5_0", "--exact", "--format", "json"], indexed,
+                 timeout=HOOK_TIMEOUT)
+    assert proc.returncode == 0, proc.stderr.decode()
+    hits = [h for h in json.loads(proc.stdout)["results"] if h["path"] == rel]
+    assert hits and all(h["stale"] for h in hits)
+    out = check_hook_output(hippo(["hook", "tool-failure"], indexed, timeout=HOOK_TIMEOUT,
+                                  stdin=failure_payload(indexed, traceback_error(indexed, 5)),
+                                  extra_env={"HIPPO_HOME": str(tmp_path / "home")}))
+    assert out is not None
+    ctx = out["hookSpecificOutput"]["additionalContext"]
+    assert f"<source_file>{rel}</source_file>" in ctx and 'stale="true"' in ctx
