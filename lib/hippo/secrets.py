@@ -60,26 +60,63 @@ _BEARER_RE = re.compile(r"(?i)((?:bearer|basic|token)[ \t]+)([A-Za-z0-9_\-\.=+/]
 # scheme://user:password@host -> keep scheme, user and host.
 _URL_RE = re.compile(r"([a-zA-Z][a-zA-Z0-9+.\-]{1,20}://[^\s:/@'\"`<>]{0,100}:)([^\s@/:,'\"`<>]{1,200})(@)")
 
-# AWS secret keys: 40 base64 chars near an aws/secret word on the same line.
-_AWS_SECRET_RE = re.compile(r"(?i)(aws[\w\-.]{0,30}(?:secret|sk)[\w\-.]{0,20}[\"']?\s*(?:[:=]|=>)\s*[\"']?)([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])")
+# AWS secret keys: 40 base64 chars near an aws/secret word on the same line, or under the name STS and
+# the SDKs give them in JSON ("SecretAccessKey": "...", no "aws" in sight).
+_AWS_SECRET_RE = re.compile(r"(?i)((?:aws[\w\-.]{0,30}(?:secret|sk)[\w\-.]{0,20}|secret_?access_?key)[\"']?\s*(?:[:=]|=>)\s*[\"']?)"
+                            r"([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])")
+
+# Signed URLs: an Azure SAS token's `sig=`, S3 and GCS presigned signatures (credentials until they expire).
+_SIGNED_URL_RE = re.compile(r"([?&;](?:sig|X-Amz-Signature|X-Goog-Signature)=)([A-Za-z0-9%+/=_\-]{30,1000})")
+
+# Connection strings (SQL Server, ODBC, ADO.NET): `...;Password=...;` or `Pwd=`; a value may hold spaces
+# and `#`, or be {braced}.
+_CONN_PW_RE = re.compile(r"(?i)(?<=[;\"'`])(?P<pre>[ \t]*(?:password|pwd)[ \t]*=[ \t]*)"
+                         r"(?P<val>\{[^}\n]{1,200}\}|[^;\"'`\n]{1,200}?)(?=[ \t]*(?:;|[\"'`]|$))")
+
+# Passwords on command lines, where the flag alone says so: `sshpass -p X`, `mysql -pX` (attached: `-p X`
+# would prompt and take X as a database), `docker login -p X`, `redis-cli -a X`. Bounded gaps keep them linear.
+_ARG = r"(?P<q>[\"']?)(?P<val>[^\s\"'`;|&]{1,200})(?P=q)"
+_CMD_PW_RES = [
+    (("sshpass",), re.compile(r"\bsshpass\b[^\n|;&]{0,200}?(?<!\S)(?P<pre>-p[ \t]*)" + _ARG)),
+    (("mysql", "mariadb"), re.compile(r"\b(?:mysql|mariadb)[\w-]{0,12}\b[^\n|;&]{0,200}?(?<!\S)(?P<pre>-p)" + _ARG)),
+    (("login",), re.compile(r"\b(?:docker|podman|buildah|skopeo|helm|oras)\b[^\n|;&]{0,40}?\blogin\b"
+                            r"[^\n|;&]{0,200}?(?<!\S)(?P<pre>-p[ \t]+)" + _ARG)),
+    (("redis-cli",), re.compile(r"\bredis-cli\b[^\n|;&]{0,200}?(?<!\S)(?P<pre>-a[ \t]+)" + _ARG)),
+]
 
 # --- secret-looking assignments ----------------------------------------------------------------
 # Only lines containing one of these words are examined at all (cheap prefilter).
 _HINT_RE = re.compile(r"pass|pwd|pw|secret|token|key|auth|credential|cookie|hmac|salt|dsn|sig")
 _NAME = r"[A-Za-z_$@][\w.\-$]{0,80}"
+# Quotes may be escaped (`\"`): code inside a JSON string, as in .ipynb cells.
 _ASSIGN_Q = re.compile(
-    r"""(?P<pre>(?<![\w.\-$@])["']?(?P<name>""" + _NAME + r""")["']?\s*(?::=|=>|==|[:=])\s*(?:[rbuf]{0,2})(?P<q>["'`]))"""
-    r"""(?P<val>[^"'`\n\\]{1,400})(?P=q)""")
+    r"""(?P<pre>(?<![\w.\-$@])(?:\\?["'])?(?P<name>""" + _NAME + r""")(?:\\?["'])?\s*(?::=|=>|==|[:=])\s*(?:[rbuf]{0,2})"""
+    r"""(?P<q>\\?["'`]))(?P<val>[^"'`\n\\]{1,400})(?P=q)""")
+# Unquoted: YAML, .properties, INI, .env, shell. The value runs to the end of the line and may hold `#`
+# and `(` (a comment needs whitespace before its `#`); code-shaped values are told apart in _code_like.
 _ASSIGN_U = re.compile(
-    r"""(?P<pre>^[ \t]*(?:export[ \t]+)?(?P<name>""" + _NAME + r""")[ \t]*[:=][ \t]*)"""
-    r"""(?P<val>[^\s"'`#,;(){}\[\]<>]{8,400})[ \t]*(?:#.*)?$""", re.M)
+    r"""(?P<pre>^[ \t]*(?:-[ \t]+)?(?:export[ \t]+)?(?P<name>""" + _NAME + r""")[ \t]*[:=][ \t]*)"""
+    r"""(?P<val>[^\s"'`]{8,400})(?:[ \t]+#.*)?[ \t]*$""")
+# `PGPASSWORD=x psql ...`, `docker run -e DB_PASSWORD=x img`: an environment assignment before a command.
+_ENV_PREFIX = re.compile(
+    r"""(?:^|(?<=[\s;&|(`]))(?P<pre>(?P<name>[A-Z_][A-Z0-9_]{1,60})=(?P<q>["']?))"""
+    r"""(?P<val>[^\s"'`;|&\\,()\[\]{}<>]{1,400})(?P=q)(?=[ \t]+\S)""")
+# YAML block scalar under a secret name: `password: |` then more-indented lines hold the value.
+_BLOCK_HEAD = re.compile(r"""^(?P<ind>[ \t]*)(?:-[ \t]+)?["']?(?P<name>""" + _NAME + r""")["']?[ \t]*:[ \t]*"""
+                         r"""[|>][+-]?[1-9]?[ \t]*(?:#.*)?$""")
+# A line that is one JSON string (an .ipynb cell's source line): its text is matched as a line of its own.
+_JSON_LINE = re.compile(r"""^(?P<head>[ \t]*")(?P<inner>.*?)(?P<tail>(?:\\n)?",?[ \t]*)$""")
+_CALL_OR_INDEX = re.compile(r"^[A-Za-z_$@][\w.$@]*(?:\(.*\)|\[.*\])[;,]?$")
+# `get_token(`, `Optional[`, `tokens[`, `base64.b16encode(`: code (also when a chunk ends mid-call)
+_CODE_PREFIX = re.compile(r"^(?:[A-Za-z_][A-Za-z_.]*|[A-Za-z_]\w*(?:\.\w+)+)[\[(]")
 _FLAG = re.compile(r"""(?P<pre>(?<![\w-])--?(?P<name>[A-Za-z][\w\-]{0,60})(?:=|[ \t]+)(?P<q>["']?))"""
                    r"""(?P<val>[^\s"'`;|&]{1,400})(?P=q)""")
 # Name endings that make an assignment secret. Short words must be a whole name segment.
 _PASSWORD_WORDS = ("password", "passwd", "passphrase")
 _PASSWORD_SEGMENTS = ("pwd", "pass", "pw")
 _STRONG_WORDS = ("secret", "token", "apikey", "api_key", "access_key", "private_key",
-                 "secret_key", "authtoken", "credentials", "access_token", "refresh_token")
+                 "secret_key", "authtoken", "credentials", "access_token", "refresh_token",
+                 "secretkey", "privatekey")  # camelCase names lower-case to these
 _STRONG_SEGMENTS = ("auth",)
 _WEAK_WORDS = ("signature", "credential", "cookie", "hmac")
 _WEAK_SEGMENTS = ("key", "salt", "dsn", "sig")
@@ -175,10 +212,18 @@ def _token(m: re.Match[str], kind: str, found: list[str]) -> str:
     return _tag(kind, found)
 
 
+def _code_like(v: str) -> bool:
+    """An unquoted value that is code, not a literal: a call, an index, an expression, a statement end."""
+    return (v.endswith((",", ";", "{", "(", "[", ":")) or v.startswith(("(", "[", "{", "<", "!", "&", "*"))
+            or bool(_CALL_OR_INDEX.match(v) or _CODE_PREFIX.match(v))
+            or any(op in v for op in ("()", "=>", "->", "::", "||", "&&", "==", "),")))
+
+
 def _sub_assign(m: re.Match[str], found: list[str]) -> str:
     strength = _name_strength(m.group("name"))
     quoted = "q" in m.groupdict() and bool(m.group("q"))
-    if not strength or not looks_like_secret_value(m.group("val"), strength, quoted):
+    val = m.group("val")
+    if not strength or (not quoted and _code_like(val)) or not looks_like_secret_value(val, strength, quoted):
         return m.group(0)
     kind = "password" if strength == 3 else "secret"
     found.append(kind)
@@ -249,22 +294,95 @@ def redact(text: str) -> tuple[str, list[str]]:
             return m.group(1) + _tag("bearer_token", found)
         text = _BEARER_RE.sub(header, text)
 
-    if "aws" in lower:
+    if "aws" in lower or "secretaccesskey" in lower or "secret_access_key" in lower:
         text = _AWS_SECRET_RE.sub(lambda m: m.group(1) + _tag("aws_secret_key", found), text)
+
+    if "sig=" in lower or "signature=" in lower:
+        def signed(m: re.Match[str]) -> str:
+            v = m.group(2)
+            if not (_entropy(v) >= 3.5 and _classes(v) >= 2):
+                return m.group(0)
+            return m.group(1) + _tag("signed_url", found)
+        text = _SIGNED_URL_RE.sub(signed, text)
+
+    if "sshpass" in lower or "mysql" in lower or "mariadb" in lower or "login" in lower or "redis-cli" in lower:
+        for needles, rx in _CMD_PW_RES:
+            if any(n in lower for n in needles):
+                text = rx.sub(lambda m: _sub_flag_password(m, found), text)
 
     if _HINT_RE.search(lower):
         text = _redact_assignments(text, found)
     return text, found
 
 
+def _sub_flag_password(m: re.Match[str], found: list[str]) -> str:
+    if not looks_like_secret_value(m.group("val"), 3, bool(m.group("q"))):
+        return m.group(0)
+    found.append("password")
+    return m.string[m.start():m.start("val")] + _TAG.format("password") + m.string[m.end("val"):m.end()]
+
+
+def _plausible_password(v: str) -> bool:
+    """A connection-string password: may hold spaces; not empty, a placeholder or a template."""
+    v = v.strip()
+    if v.startswith("{") and v.endswith("}"):
+        v = v[1:-1]
+    if len(v) < 4 or "REDACTED:" in v or len(set(v)) <= 2:
+        return False
+    if v.lower() in _PLACEHOLDER_WORDS or _PLACEHOLDER_RE.match(v) or _REF_RE.match(v):
+        return False
+    return not any(t in v for t in ("$", "%s", "%(", "{{", "<", ">", "…", "..."))
+
+
+def _sub_conn(m: re.Match[str], found: list[str]) -> str:
+    if not _plausible_password(m.group("val")):
+        return m.group(0)
+    found.append("password")
+    return m.group("pre") + _TAG.format("password")
+
+
+def _block_value_line(line: str, kind: str, found: list[str]) -> str:
+    """One line inside a secret-named YAML block scalar: keep the indentation, hide the text."""
+    body = line.strip()
+    if (not body or "REDACTED:" in body or body.startswith("-----") or _PLACEHOLDER_RE.match(body)
+            or body.lower() in _PLACEHOLDER_WORDS):
+        return line
+    found.append(kind)
+    return line[: len(line) - len(line.lstrip())] + _TAG.format(kind)
+
+
 def _redact_assignments(text: str, found: list[str]) -> str:
-    """Run the assignment patterns only on lines that mention a secret-ish word."""
+    """Run the assignment patterns only on lines that mention a secret-ish word (and on the lines of a
+    YAML block scalar opened by such a line)."""
     lines = text.split("\n")
+    block_indent, block_kind = -1, "secret"  # inside a secret-named block scalar: its key's indentation
     for i, line in enumerate(lines):
-        if not _HINT_RE.search(line.lower()):
+        if block_indent >= 0:
+            stripped = line.strip()
+            if not stripped or len(line) - len(line.lstrip()) > block_indent:
+                lines[i] = _block_value_line(line, block_kind, found)
+                continue
+            block_indent = -1
+        low = line.lower()
+        if not _HINT_RE.search(low):
             continue
-        new = _ASSIGN_Q.sub(lambda m: _sub_assign(m, found), line)
+        head = _BLOCK_HEAD.match(line)
+        if head and _name_strength(head.group("name")) >= 2:
+            block_indent = len(head.group("ind").expandtabs())
+            block_kind = "password" if _name_strength(head.group("name")) == 3 else "secret"
+            continue
+        new = line
+        if ";" in new or "pwd" in low or "password" in low:
+            new = _CONN_PW_RE.sub(lambda m: _sub_conn(m, found), new) if "=" in new and ";" in new else new
+        new = _ASSIGN_Q.sub(lambda m: _sub_assign(m, found), new)
         new = _ASSIGN_U.sub(lambda m: _sub_assign(m, found), new)
+        json_line = _JSON_LINE.match(new) if new.lstrip().startswith('"') else None
+        if json_line:  # `"DB_PASSWORD=...\n",` in a notebook: the string's text is a line of its own
+            inner = _ASSIGN_U.sub(lambda m: _sub_assign(m, found) if _name_strength(m.group("name")) >= 2
+                                  else m.group(0), json_line.group("inner"))  # not "Signature: <hash>"
+            new = json_line.group("head") + inner + json_line.group("tail")
+        if "=" in new:
+            new = _ENV_PREFIX.sub(lambda m: _sub_assign(m, found), new)
         if "-" in new:
             new = _FLAG.sub(lambda m: _sub_assign(m, found), new)
         lines[i] = new
