@@ -106,9 +106,11 @@ _BLOCK_HEAD = re.compile(r"""^(?P<ind>[ \t]*)(?:-[ \t]+)?["']?(?P<name>""" + _NA
                          r"""[|>][+-]?[1-9]?[ \t]*(?:#.*)?$""")
 # A line that is one JSON string (an .ipynb cell's source line): its text is matched as a line of its own.
 _JSON_LINE = re.compile(r"""^(?P<head>[ \t]*")(?P<inner>.*?)(?P<tail>(?:\\n)?",?[ \t]*)$""")
-_CALL_OR_INDEX = re.compile(r"^[A-Za-z_$@][\w.$@]*(?:\(.*\)|\[.*\])[;,]?$")
-# `get_token(`, `Optional[`, `tokens[`, `base64.b16encode(`: code (also when a chunk ends mid-call)
-_CODE_PREFIX = re.compile(r"^(?:[A-Za-z_][A-Za-z_.]*|[A-Za-z_]\w*(?:\.\w+)+)[\[(]")
+# A value that starts like a call or an index (`get_token(`, `Optional[`, `tokens[0]`, `sha256(x)`): code
+# when the name has the shape of an identifier (snake, camel, Pascal, CONSTANT, dotted), also when a chunk
+# ends mid-call. `hZGE8F(s7Fx)` has no such shape: a password with a parenthesis.
+_CALL_HEAD = re.compile(r"^([A-Za-z_$@][\w.$@]*)[\[(]")
+_IDENT_SHAPE = re.compile(r"[a-z_][a-z0-9_]*|_*[a-z]+(?:[A-Z][a-z]+)+\d*|_*[A-Z]+[a-z]+(?:[A-Z]+[a-z]+)*\d*|_*[A-Z][A-Z_]*")
 _FLAG = re.compile(r"""(?P<pre>(?<![\w-])--?(?P<name>[A-Za-z][\w\-]{0,60})(?:=|[ \t]+)(?P<q>["']?))"""
                    r"""(?P<val>[^\s"'`;|&]{1,400})(?P=q)""")
 # Name endings that make an assignment secret. Short words must be a whole name segment.
@@ -215,8 +217,16 @@ def _token(m: re.Match[str], kind: str, found: list[str]) -> str:
 def _code_like(v: str) -> bool:
     """An unquoted value that is code, not a literal: a call, an index, an expression, a statement end."""
     return (v.endswith((",", ";", "{", "(", "[", ":")) or v.startswith(("(", "[", "{", "<", "!", "&", "*"))
-            or bool(_CALL_OR_INDEX.match(v) or _CODE_PREFIX.match(v))
-            or any(op in v for op in ("()", "=>", "->", "::", "||", "&&", "==", "),")))
+            or any(op in v for op in ("()", "=>", "->", "::", "||", "&&", "==", "),"))
+            or _call_shaped(v))
+
+
+def _call_shaped(v: str) -> bool:
+    m = _CALL_HEAD.match(v)
+    if m is None:
+        return False
+    name = m.group(1).strip(".$@")
+    return "." in name or bool(_IDENT_SHAPE.fullmatch(name))
 
 
 def _sub_assign(m: re.Match[str], found: list[str]) -> str:
