@@ -24,7 +24,7 @@ from hippo.mcp_server import SearchService, call_tool  # noqa: E402
 from hippo.render import to_json, to_text, to_xml  # noqa: E402
 from hippo.search import Searcher  # noqa: E402
 from hippo.secrets import redact  # noqa: E402
-from test_secrets import planted_corpus  # noqa: E402  (the secrets module's generator, one source of truth)
+from test_secrets import planted_corpus, planted_gaps  # noqa: E402  (the secrets module's generators)
 
 PLACES = {"settings.py": "src/app/settings.py", "config.js": "src/web/config.js",
           "docker-compose.yaml": "config/docker-compose.yaml", "README.md": "README.md",
@@ -36,7 +36,8 @@ QUERIES = [("aws secret access key settings", ["AWS_SECRET_ACCESS_KEY", "GITHUB_
            ("private key fixtures", ["RSA_KEY", "PRIVATE KEY"]),
            ("service account json", ["private_key", "sendgrid", "password"]),
            ("authorization bearer token curl", ["Bearer", "OPENAI_API_KEY"]),
-           ("php config token", ["db_password", "token"])]
+           ("php config token", ["db_password", "token"]),
+           ("connection string password deploy", ["Password", "PGPASSWORD", "sshpass", "SecretAccessKey", "sig"])]
 REPORT = os.environ.get("HIPPO_TRUST_REPORT")
 
 
@@ -52,6 +53,11 @@ def _corpus():
         elif name == "settings.py":
             files["tests/test_settings_fixture.py"] = text
             secrets += planted
+    for name, text, planted in planted_gaps(12):  # the kinds issue 12 found missing
+        files[name] = text
+        secrets += planted
+        if name == "scripts/deploy.sh":  # and the same commands in a doc SessionStart condenses
+            files["docs/deploy.md"] = "# Deploying\n\n## Setup\n\n```sh\n" + text + "```\n"
     return files, sorted(set(secrets), key=secrets.index)
 
 
@@ -140,6 +146,7 @@ def test_no_secret_in_hook_output(secret_repo, tmp_path):
                                        extra_env=home))
         outs.append(json.dumps(data or {}, ensure_ascii=False))
     assert "Using the API" in outs[0]  # the spec files (README, CONTRIBUTING) were condensed at all
+    assert "docs/deploy.md" in outs[0]  # and the deploy commands doc
     settings = (root / "src/app/settings.py").read_text().splitlines()
     line = next(i for i, text in enumerate(settings, 1) if "def connect" in text)
     err = (f"Exit code 1\nTraceback (most recent call last):\n  File \"{root}/src/app/settings.py\", line {line + 1}, "
