@@ -74,14 +74,21 @@ _CONN_PW_RE = re.compile(r"(?i)(?<=[;\"'`])(?P<pre>[ \t]*(?:password|pwd)[ \t]*=
                          r"(?P<val>\{[^}\n]{1,200}\}|[^;\"'`\n]{1,200}?)(?=[ \t]*(?:;|[\"'`]|$))")
 
 # Passwords on command lines, where the flag alone says so: `sshpass -p X`, `mysql -pX` (attached: `-p X`
-# would prompt and take X as a database), `docker login -p X`, `redis-cli -a X`. Bounded gaps keep them linear.
+# would prompt and take X as a database), `docker login -p X`, `redis-cli -a X`. The words between the
+# command and the flag are matched token by token, at most 10 of them: linear on hostile input.
 _ARG = r"(?P<q>[\"']?)(?P<val>[^\s\"'`;|&]{1,200})(?P=q)"
+
+
+def _before(flag: str) -> str:
+    return r"(?:[ \t]+(?!" + flag + r")[^\s|;&]{1,100}){0,10}?[ \t]+"
+
+
 _CMD_PW_RES = [
-    (("sshpass",), re.compile(r"\bsshpass\b[^\n|;&]{0,200}?(?<!\S)(?P<pre>-p[ \t]*)" + _ARG)),
-    (("mysql", "mariadb"), re.compile(r"\b(?:mysql|mariadb)[\w-]{0,12}\b[^\n|;&]{0,200}?(?<!\S)(?P<pre>-p)" + _ARG)),
-    (("login",), re.compile(r"\b(?:docker|podman|buildah|skopeo|helm|oras)\b[^\n|;&]{0,40}?\blogin\b"
-                            r"[^\n|;&]{0,200}?(?<!\S)(?P<pre>-p[ \t]+)" + _ARG)),
-    (("redis-cli",), re.compile(r"\bredis-cli\b[^\n|;&]{0,200}?(?<!\S)(?P<pre>-a[ \t]+)" + _ARG)),
+    (("sshpass",), re.compile(r"\bsshpass" + _before("-p") + r"(?P<pre>-p[ \t]*)" + _ARG)),
+    (("mysql", "mariadb"), re.compile(r"\b(?:mysql|mariadb)[\w-]{0,12}" + _before("-p") + r"(?P<pre>-p)" + _ARG)),
+    (("login",), re.compile(r"\b(?:docker|podman|buildah|skopeo|helm|oras)(?:[ \t]+registry)?[ \t]+login"
+                            + _before("-p") + r"(?P<pre>-p[ \t]+)" + _ARG)),
+    (("redis-cli",), re.compile(r"\bredis-cli" + _before("-a") + r"(?P<pre>-a[ \t]+)" + _ARG)),
 ]
 
 # --- secret-looking assignments ----------------------------------------------------------------
