@@ -117,7 +117,7 @@ _JSON_LINE = re.compile(r"""^(?P<head>[ \t]*")(?P<inner>.*?)(?P<tail>(?:\\n)?",?
 # when the name has the shape of an identifier (snake, camel, Pascal, CONSTANT, dotted), also when a chunk
 # ends mid-call. `hZGE8F(s7Fx)` has no such shape: a password with a parenthesis.
 _CALL_HEAD = re.compile(r"^([A-Za-z_$@][\w.$@]*)[\[(]")
-_IDENT_SHAPE = re.compile(r"[a-z_][a-z0-9_]*|_*[a-z]+(?:[A-Z][a-z]+)+\d*|_*[A-Z]+[a-z]+(?:[A-Z]+[a-z]+)*\d*|_*[A-Z][A-Z_]*")
+_IDENT_SHAPE = re.compile(r"[a-z_][a-z0-9_]*|_*[a-z]+(?:[A-Z][a-z]+)+|_*[A-Z]+[a-z]+(?:[A-Z]+[a-z]+)*|_*[A-Z][A-Z_]*")
 _FLAG = re.compile(r"""(?P<pre>(?<![\w-])--?(?P<name>[A-Za-z][\w\-]{0,60})(?:=|[ \t]+)(?P<q>["']?))"""
                    r"""(?P<val>[^\s"'`;|&]{1,400})(?P=q)""")
 # Name endings that make an assignment secret. Short words must be a whole name segment.
@@ -221,26 +221,34 @@ def _token(m: re.Match[str], kind: str, found: list[str]) -> str:
     return _tag(kind, found)
 
 
-def _code_like(v: str) -> bool:
-    """An unquoted value that is code, not a literal: a call, an index, an expression, a statement end."""
-    return (v.endswith((",", ";", "{", "(", "[", ":")) or v.startswith(("(", "[", "{", "<", "!", "&", "*"))
+def _code_like(v: str, cut: bool = False) -> bool:
+    """An unquoted value that is code, not a literal: a call, an index, an expression, a statement end.
+
+    `cut`: the value ends the text without a newline, so a chunk boundary may have cut a call short."""
+    return (v.endswith((",", ";", "{", "(", "[", ":", "=")) or v.startswith(("(", "[", "{", "<", "!", "&", "*"))
             or any(op in v for op in ("()", "=>", "->", "::", "||", "&&", "==", "),"))
-            or _call_shaped(v))
+            or _call_shaped(v, cut))
 
 
-def _call_shaped(v: str) -> bool:
+def _call_shaped(v: str, cut: bool) -> bool:
+    """`get_password(user)`, `tokens[0]`, `base64.b16encode(raw` are code; `ab(K3xYz9q` is a password: the
+    name must have an identifier's shape and the brackets must close, unless the name is dotted or cut."""
     m = _CALL_HEAD.match(v)
     if m is None:
         return False
     name = m.group(1).strip(".$@")
-    return "." in name or bool(_IDENT_SHAPE.fullmatch(name))
+    if "." in name:
+        return True
+    if not _IDENT_SHAPE.fullmatch(name):
+        return False
+    return cut or (v.count("(") == v.count(")") and v.count("[") == v.count("]"))
 
 
-def _sub_assign(m: re.Match[str], found: list[str]) -> str:
+def _sub_assign(m: re.Match[str], found: list[str], cut: bool = False) -> str:
     strength = _name_strength(m.group("name"))
     quoted = "q" in m.groupdict() and bool(m.group("q"))
     val = m.group("val")
-    if not strength or (not quoted and _code_like(val)) or not looks_like_secret_value(val, strength, quoted):
+    if not strength or (not quoted and _code_like(val, cut)) or not looks_like_secret_value(val, strength, quoted):
         return m.group(0)
     kind = "password" if strength == 3 else "secret"
     found.append(kind)
@@ -392,7 +400,8 @@ def _redact_assignments(text: str, found: list[str]) -> str:
         if ";" in new or "pwd" in low or "password" in low:
             new = _CONN_PW_RE.sub(lambda m: _sub_conn(m, found), new) if "=" in new and ";" in new else new
         new = _ASSIGN_Q.sub(lambda m: _sub_assign(m, found), new)
-        new = _ASSIGN_U.sub(lambda m: _sub_assign(m, found), new)
+        cut = i == len(lines) - 1  # no newline after it: maybe a chunk boundary
+        new = _ASSIGN_U.sub(lambda m: _sub_assign(m, found, cut), new)
         json_line = _JSON_LINE.match(new) if new.lstrip().startswith('"') else None
         if json_line:  # `"DB_PASSWORD=...\n",` in a notebook: the string's text is a line of its own
             inner = _ASSIGN_U.sub(lambda m: _sub_assign(m, found) if _name_strength(m.group("name")) >= 2
