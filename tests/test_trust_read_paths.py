@@ -171,3 +171,24 @@ def test_search_and_failure_hook_do_not_block_on_a_fifo(indexed, tmp_path):
     assert out is not None
     ctx = out["hookSpecificOutput"]["additionalContext"]
     assert f"<source_file>{rel}</source_file>" in ctx and 'stale="true"' in ctx
+
+
+def test_secret_name_lookup_equals_the_globs():
+    """is_secret_path (set/prefix/suffix lookups) decides exactly as fnmatch over SECRET_GLOBS would."""
+    import fnmatch
+    import random
+
+    from hippo.repo_read import SECRET_GLOBS, is_secret_path
+
+    deny = [g for g in SECRET_GLOBS if not g.startswith("!")]
+    allow = [g[1:] for g in SECRET_GLOBS if g.startswith("!")]
+
+    def reference(name: str) -> bool:
+        low = name.lower()
+        return any(fnmatch.fnmatchcase(low, g) for g in deny) and not any(fnmatch.fnmatchcase(low, g) for g in allow)
+
+    rng = random.Random(4)
+    parts = [g.strip("!").replace("*", "").replace("?", "") for g in SECRET_GLOBS] + ["x", "a.py", "README", ".", "-"]
+    names = {"".join(rng.choice(parts) for _ in range(rng.randint(1, 3))) + rng.choice(["", ".bak", ".py", ".PUB", ".json"])
+             for _ in range(20_000)}
+    assert [n for n in names if is_secret_path(f"d/{n}") != reference(n)] == []
