@@ -96,11 +96,12 @@ def _inside(real: str, root_real: str) -> bool:
     return real == root_real or real.startswith(root_real.rstrip(os.sep) + os.sep)
 
 
-def read_regular(path: Path | str, limit: int, root: Path | str | None = None) -> bytes:
+def read_regular(path: Path | str, limit: int, root: Path | str | None = None, truncate: bool = False) -> bytes:
     """At most `limit` bytes of a regular file, never through a symlink and never blocking.
 
     Raises FileNotFoundError when it is absent and RefusedRead when it is a symlink, not a regular
-    file, larger than `limit`, or (with `root`) in a directory that resolves outside `root`."""
+    file, larger than `limit` (unless `truncate`: then its first `limit` bytes), or (with `root`) in a
+    directory that resolves outside `root`."""
     path = os.fspath(path)
     if root is not None and not _inside(os.path.realpath(os.path.dirname(path) or "."), os.path.realpath(root)):
         raise RefusedRead("outside_root", "lies in a directory that resolves outside the repository")
@@ -115,7 +116,7 @@ def read_regular(path: Path | str, limit: int, root: Path | str | None = None) -
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise RefusedRead("not_a_file", "is not a regular file")
-        if st.st_size > limit:
+        if st.st_size > limit and not truncate:
             raise RefusedRead("too_large", f"is larger than {limit} bytes")
         chunks, size = [], 0
         while size <= limit:
@@ -124,8 +125,10 @@ def read_regular(path: Path | str, limit: int, root: Path | str | None = None) -
                 break
             chunks.append(data)
             size += len(data)
-        if size > limit:  # grew while we read it
-            raise RefusedRead("too_large", f"is larger than {limit} bytes")
+        if size > limit:
+            if truncate:
+                return b"".join(chunks)[:limit]
+            raise RefusedRead("too_large", f"is larger than {limit} bytes")  # grew while we read it
         return b"".join(chunks)
     finally:
         os.close(fd)
@@ -242,10 +245,11 @@ class RepoReader:
         return ok
 
     def read_bytes(self, rel: str, limit: int | None = None, *, check_ignored: bool = True,
-                   checked: bool = False) -> bytes | None:
+                   checked: bool = False, truncate: bool = False) -> bytes | None:
         """The file's bytes, or None when it is missing or hippo may not read it.
 
-        `checked=True`: the caller already ran `refusals` on this path (a batch), skip the rules."""
+        `checked=True`: the caller already ran `refusals` on this path (a batch), skip the rules.
+        `truncate=True`: the first `limit` bytes of a larger file instead of None."""
         norm = _normalise(rel)
         if norm is None:
             return None
@@ -254,7 +258,7 @@ class RepoReader:
         if not self._dir_inside(norm):
             return None
         try:
-            return read_regular(os.path.join(self.root_real, norm), limit or self.max_bytes)
+            return read_regular(os.path.join(self.root_real, norm), limit or self.max_bytes, truncate=truncate)
         except (OSError, RefusedRead):
             return None
 

@@ -333,7 +333,9 @@ def config_line(rel: str, text: str) -> str:
 def collect(repo: Repo, globs) -> tuple[list[Section], list[str]]:
     secs: list[Section] = []
     configs: list[str] = []
-    for rel in spec_files(repo.root, globs)[: MAX_SPEC_FILES * 4]:
+    files = spec_files(repo.root, globs)[: MAX_SPEC_FILES * 4]
+    repo.vet(files)  # the read gate for all of them at once (one git call for the untracked)
+    for rel in files:
         text = repo.read(rel, limit=MAX_SPEC_BYTES, redacted=False)
         if text is None:
             continue

@@ -1,6 +1,8 @@
 """A read-only view of a cloned repository for the brief: its files are untrusted input.
 
-Reads stay inside the repo (symlinks pointing out are refused), are size-capped and redacted;
+Reads go through hippo.repo_read, the gate every reader of repo files shares: no symlink, FIFO,
+secret-bearing name (.env, keys, .git-credentials), .gitignored/.hippoignored file, nothing under
+.git or the index dir; size-capped and redacted;
 names are matched case-insensitively (`Readme.md`, `makefile`). Listing uses `git ls-files`,
 so ignored and untracked files never reach the brief. Stdlib only: SessionStart runs this.
 """
@@ -15,9 +17,14 @@ MAX_TRACKED = 200_000
 
 
 class Repo:
-    def __init__(self, root: Path):
+    def __init__(self, root: Path, settings=None):
+        from hippo.repo_read import RepoReader
+
         self.root = root
         self._real = root.resolve()
+        self.reader = RepoReader(root, settings, max_bytes=MAX_BYTES)
+        self._allowed: dict[str, bool] = {}
+        self._from_git = False
         self._tracked: list[str] | None = None
         self._top: dict[str, str] | None = None
         self._texts: dict[tuple[str, int, bool], str | None] = {}
@@ -51,6 +58,7 @@ class Repo:
             except (OSError, subprocess.SubprocessError):
                 out = ""
             files = [f for f in out.split("\0") if f][:MAX_TRACKED]
+            self._from_git = bool(files)
             self._tracked = files or self._walk()
         return self._tracked
 
@@ -84,27 +92,38 @@ class Repo:
             self._texts[key] = self._read(rel, limit, redacted)
         return self._texts[key]
 
+    def vet(self, rels: list[str]) -> None:
+        """Decide for many paths at once whether they may be read (one `git check-ignore` for the
+        untracked ones: a file git tracks is never ignored)."""
+        todo = [r for r in rels if r not in self._allowed]
+        if not todo:
+            return
+        if "tracked" not in self.memo:
+            listed = self.tracked()
+            self.memo["tracked"] = set(listed) if self._from_git else set()
+        tracked = self.memo["tracked"]
+        refused = self.reader.refusals(todo, check_ignored=False)
+        unknown = [r for r in todo if r not in refused and r not in tracked]
+        refused.update(self.reader.refusals(unknown) if unknown else {})
+        for rel in todo:
+            self._allowed[rel] = rel not in refused
+
     def _read(self, rel: str, limit: int, redacted: bool) -> str | None:
-        p = self.root / rel
-        try:
-            if not p.resolve().is_relative_to(self._real) or not p.is_file() or p.stat().st_size > limit:
-                return None
-            text = p.read_text(encoding="utf-8", errors="replace")
-        except (OSError, RuntimeError, ValueError):
+        self.vet([rel])
+        if not self._allowed[rel]:
+            return None
+        text = self.reader.read_text(rel, limit, checked=True)  # never through a link, never a FIFO
+        if text is None:
             return None
         return redact(text) if redacted else text
 
     def head(self, rel: str, size: int = 2048) -> str:
         """The first `size` bytes of a file inside the repo (for a docstring or comment), redacted."""
-        p = self.root / rel
-        try:
-            if not p.resolve().is_relative_to(self._real) or not p.is_file():
-                return ""
-            with open(p, "rb") as fh:
-                raw = fh.read(size)
-        except (OSError, RuntimeError, ValueError):
+        self.vet([rel])
+        if not self._allowed[rel]:
             return ""
-        return redact(raw.decode("utf-8", "replace"))
+        raw = self.reader.read_bytes(rel, size, checked=True, truncate=True)
+        return "" if raw is None else redact(raw.decode("utf-8", "replace"))
 
 
 def redact(text: str) -> str:
