@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from hippo.errors import HippoError
 
@@ -249,7 +250,7 @@ def check_settings(root: Path | None = None, env: dict[str, str] | None = None) 
     """(settings, one line per problem) from defaults < the repo's config file < HIPPO_* variables."""
     env = dict(os.environ) if env is None else env
     problems: list[str] = []
-    values: dict[str, object] = {}
+    values: dict[str, Any] = {}
     found = _read_config_file(root, problems) if root is not None else None
     if found is not None:
         name, table = found

@@ -401,7 +401,7 @@ def _redact_assignments(text: str, found: list[str]) -> str:
             new = _CONN_PW_RE.sub(lambda m: _sub_conn(m, found), new) if "=" in new and ";" in new else new
         new = _ASSIGN_Q.sub(lambda m: _sub_assign(m, found), new)
         cut = i == len(lines) - 1  # no newline after it: maybe a chunk boundary
-        new = _ASSIGN_U.sub(lambda m: _sub_assign(m, found, cut), new)
+        new = _ASSIGN_U.sub(lambda m, cut=cut: _sub_assign(m, found, cut), new)
         json_line = _JSON_LINE.match(new) if new.lstrip().startswith('"') else None
         if json_line:  # `"DB_PASSWORD=...\n",` in a notebook: the string's text is a line of its own
             inner = _ASSIGN_U.sub(lambda m: _sub_assign(m, found) if _name_strength(m.group("name")) >= 2

@@ -113,7 +113,8 @@ def _status_line(root: Path, idx: Path) -> str:
     commit = str(st.get("indexed_commit") or "")
     if not HEX.fullmatch(commit):  # state.json is a file on disk: show only what a sha can be
         commit = ""
-    files = st.get("files") if isinstance(st.get("files"), dict) else {}
+    raw_files = st.get("files")
+    files: dict = raw_files if isinstance(raw_files, dict) else {}
     chunks = sum(f["chunks"] for f in files.values()
                  if isinstance(f, dict) and isinstance(f.get("chunks"), int) and not isinstance(f["chunks"], bool))
     fresh = "up to date" if commit and commit == head else "behind HEAD, refreshing in the background"
