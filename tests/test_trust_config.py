@@ -11,7 +11,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings as hsettings, strategies as st
+from hypothesis import given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
 
 sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "trust"))
 from trustkit import check_hook_output, git, hippo, session_payload  # noqa: E402

@@ -24,7 +24,8 @@ HOOK_TIMEOUT = 60  # a reader blocked on a FIFO never returns; this turns that i
 
 
 def _doc(marker: str) -> str:
-    return f"# Setup\n\n## Install\n\nThe words {marker} appear in this file and nowhere else in the repo.\n"
+    return (f"# Guide\n\n## Code style\n\nFunctions use snake_case names and four-space indents; the words {marker} "
+            "appear in this file and nowhere else in the repo.\n")
 
 
 # Files a hostile hippo.toml points spec_globs at; none may reach the SessionStart context.
@@ -104,7 +105,7 @@ def test_reader_refusals_name_the_reason(spec_repo):
     assert got == {".env": "secret", ".git-credentials": "secret", "server.pem": "secret", "id_rsa": "secret",
                    "notes/private.md": "ignored", "docs/internal.md": "ignored", ".git/config": "ignored",
                    ".hippo/state.json": "ignored", "../outside.md": "outside_root", "/etc/passwd": "outside_root"}
-    assert reader.read_text("README.md").startswith("# Setup")
+    assert reader.read_text("README.md").startswith("# Guide")
     for rel in ("docs/linked.md", "docs/fifo.md", "docs/huge.md", "docs/missing.md"):
         assert reader.read_bytes(rel) is None, rel
 
