@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -193,3 +194,49 @@ def test_secret_name_lookup_equals_the_globs():
     names = {"".join(rng.choice(parts) for _ in range(rng.randint(1, 3))) + rng.choice(["", ".bak", ".py", ".PUB", ".json"])
              for _ in range(20_000)}
     assert [n for n in names if is_secret_path(f"d/{n}") != reference(n)] == []
+
+
+def _capped(code: str, root: Path, stdin: bytes = b"") -> subprocess.CompletedProcess:
+    """Python code in a child with 3 GB of address space and a timeout: a reader that loops on /dev/zero
+    fails here instead of taking the machine's memory."""
+    import resource
+
+    def cap() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
+
+    return subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, timeout=HOOK_TIMEOUT,
+                          input=stdin, preexec_fn=cap, env={**os.environ, "HIPPO_MODEL": "fake", "HIPPO_NO_BACKGROUND_INDEX": "1",
+                                               "HIPPO_NO_SERVER": "1"})
+
+
+@pytest.mark.parametrize("plant", ["dev-zero", "fifo", "outside"])
+def test_session_start_memory_file_check_never_blocks_or_reads_out(tmp_path, plant):
+    """SessionStart looks for hippo's rules block in CLAUDE.md: a link to /dev/zero (it read until the
+    kernel killed it at 20 GB) or out of the repo, or a FIFO (it blocked), is skipped, while
+    CLAUDE.md -> AGENTS.md still counts."""
+    from hippo.init_rules import BEGIN_PREFIX
+
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    (root / "README.md").write_text(_doc("zebra-readme-visible"))
+    outside = tmp_path / "outside.md"
+    outside.write_text(f"{BEGIN_PREFIX} -->\n")
+    if plant == "dev-zero":
+        os.symlink("/dev/zero", root / "CLAUDE.md")
+    elif plant == "fifo":
+        os.mkfifo(root / "CLAUDE.md")
+    else:
+        os.symlink(outside, root / "CLAUDE.md")
+    check = ("from pathlib import Path; from hippo.init_rules import rules_installed; "
+             f"print(rules_installed(Path({str(root)!r}), home=Path({str(tmp_path / 'home')!r})))")
+    proc = _capped(check, root)
+    assert proc.stdout.decode().strip() == "False", proc.stderr.decode()[-500:]
+    hook = _capped("from hippo.hooks.main import main; main(['session-start'])", root,
+                   stdin=session_payload(root, "startup"))
+    assert hook.returncode == 0
+    assert "zebra-readme-visible" in json.loads(hook.stdout)["hookSpecificOutput"]["additionalContext"]
+    os.unlink(root / "CLAUDE.md")
+    (root / "AGENTS.md").write_text(f"# Agents\n{BEGIN_PREFIX} -->\n")
+    os.symlink("AGENTS.md", root / "CLAUDE.md")
+    assert _capped(check, root).stdout.decode().strip() == "True"
