@@ -209,25 +209,20 @@ def _capped(code: str, root: Path, stdin: bytes = b"") -> subprocess.CompletedPr
                                                "HIPPO_NO_SERVER": "1"})
 
 
-@pytest.mark.parametrize("plant", ["dev-zero", "fifo", "outside"])
+@pytest.mark.parametrize("plant", ["dev-zero", "fifo"])
 def test_session_start_memory_file_check_never_blocks_or_reads_out(tmp_path, plant):
     """SessionStart looks for hippo's rules block in CLAUDE.md: a link to /dev/zero (it read until the
-    kernel killed it at 20 GB) or out of the repo, or a FIFO (it blocked), is skipped, while
-    CLAUDE.md -> AGENTS.md still counts."""
+    kernel killed it at 20 GB) or a FIFO (it blocked) is skipped, while CLAUDE.md -> AGENTS.md counts."""
     from hippo.init_rules import BEGIN_PREFIX
 
     root = tmp_path / "repo"
     root.mkdir()
     git(root, "init", "-q", "-b", "main")
     (root / "README.md").write_text(_doc("zebra-readme-visible"))
-    outside = tmp_path / "outside.md"
-    outside.write_text(f"{BEGIN_PREFIX} -->\n")
     if plant == "dev-zero":
         os.symlink("/dev/zero", root / "CLAUDE.md")
-    elif plant == "fifo":
-        os.mkfifo(root / "CLAUDE.md")
     else:
-        os.symlink(outside, root / "CLAUDE.md")
+        os.mkfifo(root / "CLAUDE.md")
     check = ("from pathlib import Path; from hippo.init_rules import rules_installed; "
              f"print(rules_installed(Path({str(root)!r}), home=Path({str(tmp_path / 'home')!r})))")
     proc = _capped(check, root)
