@@ -57,7 +57,8 @@ def _corpus():
         files[name] = text
         secrets += planted
         if name == "scripts/deploy.sh":  # and the same commands in a doc SessionStart condenses
-            files["docs/deploy.md"] = "# Deploying\n\n## Setup\n\n```sh\n" + text + "```\n"
+            files["docs/testing.md"] = ("# Testing\n\n## Integration tests\n\nRun them against staging, then "
+                                        "check the logs:\n\n```sh\n" + text + "```\n")
     return files, sorted(set(secrets), key=secrets.index)
 
 
@@ -146,7 +147,7 @@ def test_no_secret_in_hook_output(secret_repo, tmp_path):
                                        extra_env=home))
         outs.append(json.dumps(data or {}, ensure_ascii=False))
     assert "Using the API" in outs[0]  # the spec files (README, CONTRIBUTING) were condensed at all
-    assert "docs/deploy.md" in outs[0]  # and the deploy commands doc
+    assert "docs/testing.md" in outs[0]  # and the doc holding the command-line passwords
     settings = (root / "src/app/settings.py").read_text().splitlines()
     line = next(i for i, text in enumerate(settings, 1) if "def connect" in text)
     err = (f"Exit code 1\nTraceback (most recent call last):\n  File \"{root}/src/app/settings.py\", line {line + 1}, "
