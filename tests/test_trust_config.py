@@ -30,7 +30,7 @@ index_submodules = "maybe"
 spec_globs = [1, 2]
 extra_ignores = { a = 1 }
 model = "evil/model-from-the-hub"
-index_dir = "/tmp/elsewhere"
+index_dir = "../elsewhere"
 no_such_setting = 1
 """
 
