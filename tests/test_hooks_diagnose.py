@@ -178,7 +178,7 @@ def test_budget_is_respected():
 
 
 def test_server_handle_roundtrip(tmp_path):
-    from hippo.server import QueryServer
+    from hippo.service.server import QueryServer
 
     srv = QueryServer(tmp_path)
     srv._searcher = FakeSearcher(Path("/srv/dev/work"))

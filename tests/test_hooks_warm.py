@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from hippo.hooks import client
+from hippo.service import client
 from hippo.hooks.common import find_repo_root
 from test_hooks_diagnose import FakeSearcher
 
@@ -28,7 +28,7 @@ def _payload(root: Path, error: str, session: str = "warm-1", cwd: Path | None =
 @pytest.fixture
 def warm_server(git_repo, monkeypatch):
     """A QueryServer on a real socket (in a thread) over a stand-in Searcher of the fixture projects."""
-    from hippo.server import QueryServer
+    from hippo.service.server import QueryServer
 
     monkeypatch.delenv("HIPPO_INDEX_DIR", raising=False)
     root = git_repo({"README.md": "# r\n"}, name="warm").resolve()

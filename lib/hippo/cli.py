@@ -224,7 +224,7 @@ def hook(event: str) -> None:
 @click.option("--idle", type=float, default=None, help="Exit after this many idle seconds.")
 def serve(repo: str | None, idle: float | None) -> None:
     """Warm per-repo query server for the hooks (started by SessionStart)."""
-    from hippo.server import serve as run_server
+    from hippo.service.server import serve as run_server
 
     sys.exit(run_server(_root(repo), idle))
 

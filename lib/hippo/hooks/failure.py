@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from hippo.hooks import client
+from hippo.service import client
 from hippo.hooks.common import find_repo_root, index_dir, log, reply
 from hippo.hooks.gate import hit_reason, pre_gate
 from hippo.hooks.signals import Location, Signals, extract, message_literals, shared_run, template_fragments

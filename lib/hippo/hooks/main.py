@@ -108,7 +108,7 @@ def run(event: str, stdin_bytes: bytes | None) -> int:
 def _dispatch(event: str, payload: dict) -> dict | None:
     """Warm server first for a failed command (it gates, retrieves, dedupes and renders), else in-process."""
     if event == "tool-failure" and payload.get("tool_name", "Bash") == "Bash" and payload.get("error"):
-        from hippo.hooks.client import warm_hook
+        from hippo.service.client import warm_hook
 
         answered, out = warm_hook(event, payload)
         if answered:

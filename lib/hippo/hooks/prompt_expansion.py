@@ -141,7 +141,7 @@ def _warm_search(root: Path, settings: Any, query: str, kwargs: dict[str, Any]) 
     if not (idx / "state.json").is_file():
         return None
     try:
-        from hippo.hooks import client
+        from hippo.service import client
     except ImportError:  # pragma: no cover - the hooks package is always shipped with us
         return None
     result = client.request(idx, {"op": "search", "query": query, **kwargs}, timeout=WARM_TIMEOUT_S)

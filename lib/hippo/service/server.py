@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from hippo.errors import DamagedIndexError, HippoError
-from hippo.hooks.client import private_dir_ok, socket_path
+from hippo.service.client import private_dir_ok, socket_path
 from hippo.hooks.common import log
 
 DEFAULT_IDLE_S = float(os.environ.get("HIPPO_SERVER_IDLE", str(30 * 60)))
