@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from hippo.service import client
 from hippo.hooks.common import find_repo_root
+from hippo.service import client
 from test_hooks_diagnose import FakeSearcher
 
 ERRORS = Path(__file__).parent / "fixtures" / "errors"

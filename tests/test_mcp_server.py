@@ -24,12 +24,13 @@ def _params(root: Path, **env: str) -> StdioServerParameters:
     return StdioServerParameters(
         command=sys.executable, args=["-m", "hippo", "mcp"], cwd=str(root),
         env={"HIPPO_MODEL": "fake", "HIPPO_PROJECT_DIR": str(root), "PYTHONPATH": os.environ.get("PYTHONPATH", ""),
-             **env},
+             # the SDK passes only a few variables on: no detached query server unless a test asks for one
+             "HIPPO_NO_SERVER": "1", "HIPPO_HOME": os.environ.get("HIPPO_HOME", ""), **env},
     )
 
 
-async def _session(root: Path, calls: list[dict]) -> tuple[list, str | None, list]:
-    async with Client(_params(root), mode="legacy", read_timeout_seconds=60) as client:
+async def _session(root: Path, calls: list[dict], env: dict | None = None) -> tuple[list, str | None, list]:
+    async with Client(_params(root, **(env or {})), mode="legacy", read_timeout_seconds=60) as client:
         tools = (await client.list_tools()).tools
         results = []
         for args in calls:
@@ -37,8 +38,8 @@ async def _session(root: Path, calls: list[dict]) -> tuple[list, str | None, lis
         return tools, client.instructions, results
 
 
-def run_session(root: Path, calls: list[dict]):
-    return anyio.run(_session, root, calls)
+def run_session(root: Path, calls: list[dict], env: dict | None = None):
+    return anyio.run(_session, root, calls, env)
 
 
 def _text(result) -> str:

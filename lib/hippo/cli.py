@@ -5,6 +5,7 @@ Heavy imports (lancedb, fastembed, numpy) happen inside command bodies only.
 from __future__ import annotations
 
 import errno
+import os
 import sys
 from pathlib import Path
 
@@ -139,19 +140,26 @@ def search(query, keywords, globs, exact, k, fmt, mode, budget, repo) -> None:
     """Search the index: hybrid semantic + keyword, line-exact results."""
     from hippo import render
     from hippo.errors import DamagedIndexError
-    from hippo.search import search as run_search
+    from hippo.results import SearchResponse
+    from hippo.service import client
 
     root = _root(repo)
-    ask = dict(keywords=keywords, globs=globs, exact=exact, k=k, budget_chars=budget, mode=mode)
+    # The repo's warm server answers when it is up (no lancedb import here); else this process does and
+    # leaves a server warm for the next call (HIPPO_NO_SERVER=1: never).
+    request = {"query": " ".join(query), "keywords": list(keywords), "globs": list(globs), "exact": exact,
+               "k": k, "budget_chars": budget, "mode": mode}
     try:
-        resp = run_search(root, " ".join(query), **ask)
+        data = client.search(root, request)
     except DamagedIndexError as exc:  # rebuild (keyword phase now, vectors in the background), then answer
         from hippo.config import load_settings
         from hippo.indexer import repair
 
         repair(root, load_settings(root), exc, wait=True)
         click.echo(f"hippo: the index was damaged ({exc.detail}); rebuilt it.", err=True)
-        resp = run_search(root, " ".join(query), **ask)
+        data = client.search(root, request)
+    resp = SearchResponse.from_dict(data)
+    global _fast_exit
+    _fast_exit = True  # a search wrote nothing: main() may skip the interpreter teardown
     fmt = fmt or ("text" if sys.stdout.isatty() else "xml")
     click.echo({"xml": render.to_xml, "json": render.to_json, "text": render.to_text}[fmt](resp))
 
@@ -223,7 +231,7 @@ def hook(event: str) -> None:
 @click.option("--root", "repo", default=None, help="Repository root (default: the current one).")
 @click.option("--idle", type=float, default=None, help="Exit after this many idle seconds.")
 def serve(repo: str | None, idle: float | None) -> None:
-    """Warm per-repo query server for the hooks (started by SessionStart)."""
+    """Warm per-repo query server for hooks, `hippo search` and the MCP tool (started on first need)."""
     from hippo.service.server import serve as run_server
 
     sys.exit(run_server(_root(repo), idle))
@@ -251,8 +259,21 @@ def publish(allow_dirty: bool, force: bool, repo: str | None) -> None:
                f"in {rep.seconds:.1f}s.")
 
 
+_fast_exit = False
+
+
 def main() -> None:
-    cli(prog_name="hippo")
+    try:
+        cli(prog_name="hippo")
+    except SystemExit as exc:
+        code = exc.code
+    else:
+        code = 0
+    if _fast_exit and "lancedb" in sys.modules:  # lancedb/onnxruntime teardown costs ~0.2 s after a search
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code if isinstance(code, int) else (0 if code is None else 1))
+    sys.exit(code)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -2,8 +2,9 @@
 
 Built on the official `mcp` SDK's low-level `Server` so the input schema is exactly the
 seed's (query, keywords, file_pattern, requires_exact_match) with nothing generated on
-top. One process serves one Claude Code session, so it keeps a warm `Searcher` (open
-table + loaded embedding model) across calls. Bad input and a missing index come back as
+top. One process serves one Claude Code session; it forwards searches to the repo's warm
+query server (the one the hooks and `hippo search` use) and answers in-process only while
+that server is away. Bad input and a missing index come back as
 `isError` tool results with a message Claude can act on, never as protocol errors.
 """
 from __future__ import annotations
@@ -125,67 +126,49 @@ def parse_arguments(args: dict[str, Any] | None) -> dict[str, Any]:
 
 
 class SearchService:
-    """Holds the warm Searcher; reopens it when the index is rebuilt so results stay fresh."""
+    """The tool's backend: forwards each search to the repo's warm query server (service/client.py), so
+    one process per repo holds LanceDB and the model; when that server is away it answers from its own
+    WarmIndex (opened on first need, dropped again once the server is back) and starts a server.
+    `searcher_factory(root)` (tests) answers in-process only."""
 
     def __init__(self, root: Path, searcher_factory: Any = None) -> None:
+        from hippo.service.host import WarmIndex
+
         self.root = root
-        self._factory = searcher_factory
-        self._searcher: Any = None
-        self._watch: Any = None
-        self._lock = threading.Lock()
-
-    def _get(self) -> Any:
-        from hippo.config import load_settings
-        from hippo.search import Searcher, StateWatch
-
-        if self._watch is None:
-            self._settings = load_settings(self.root)
-            self._watch = StateWatch(self._settings.index_path(self.root))
-        if self._searcher is None:
-            self._watch.changed()  # the new Searcher reads the current state
-            if self._factory is not None:
-                self._searcher = self._factory(self.root)
-            else:
-                self._searcher = Searcher(self.root, self._settings)
-        elif self._watch.changed():
-            # A (background) reindex committed a new version: reopen the table, keep the loaded model.
-            self._searcher.refresh()
-        return self._searcher
+        self.local = WarmIndex(root, searcher_factory=searcher_factory)
+        self._forward = searcher_factory is None
 
     def warm(self) -> None:
-        """Open the index and load the model ahead of the first call (run in a background thread)."""
+        """Have a warm server ready for the first call (run in a background thread at start)."""
         try:
-            with self._lock:
-                searcher = self._get()
-                embedder = getattr(searcher, "embedder", None)
-                if callable(embedder):
-                    embedder().embed_query("warm up")
+            if self._forward:
+                from hippo.service import client
+
+                idx = self.local.index_dir
+                if (idx / "state.json").is_file():
+                    client.start_server(self.root, idx)
+            else:
+                self.local.warm()
         except Exception:  # no index yet, keyword-only index ...: the first real call reports it
             pass
 
     def damaged(self, exc: DamagedIndexError) -> None:
-        """Drop the warm Searcher (its handle points at damaged files) and have the indexer rebuild."""
-        from hippo.config import load_settings
-        from hippo.indexer import repair
-
-        with self._lock:
-            searcher, self._searcher = self._searcher, None
-        store = getattr(searcher, "store", None)
-        if store is not None:
-            try:
-                store.close()
-            except Exception:  # noqa: BLE001 - best effort; the handle is dropped anyway
-                pass
-        repair(self.root, load_settings(self.root), exc, wait=False)
+        """Drop this process's open index (its handle points at damaged files) and have the indexer rebuild."""
+        self.local.damaged(exc)
 
     def search_xml(self, arguments: dict[str, Any] | None) -> str:
         from hippo.render import to_xml
+        from hippo.results import SearchResponse
 
-        kwargs = parse_arguments(arguments)
-        with self._lock:
-            searcher = self._get()
-            resp = searcher.search(kwargs.pop("query"), **kwargs)
-        return to_xml(resp)
+        request = parse_arguments(arguments)
+        if self._forward:
+            from hippo.service import client
+
+            data = client.search(self.root, {**request, "keywords": list(request["keywords"]),
+                                             "globs": list(request["globs"])}, local=self.local)
+        else:
+            data = self.local.search(request)
+        return to_xml(SearchResponse.from_dict(data))
 
 
 def call_tool(service: SearchService, name: str, arguments: dict[str, Any] | None) -> tuple[str, bool]:

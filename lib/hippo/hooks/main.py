@@ -4,7 +4,7 @@ Fails open by construction: whatever happens, exit status 0 and stdout holds one
 nothing; exceptions go to the rotated `hippo.log` (in the repo's index dir, else $HIPPO_HOME).
 Stdlib-only imports; each handler decides itself whether it needs the search stack. Module-level
 imports are kept to json/os/sys: a failed command pays for this process every time, and when the
-repo's warm server is up, `tool-failure` is answered by it whole (client.warm_hook) so nothing
+repo's warm server is up, `tool-failure` is answered by it whole (service.client.hook) so nothing
 else — not even pathlib or re — needs importing.
 """
 from __future__ import annotations
@@ -106,16 +106,12 @@ def run(event: str, stdin_bytes: bytes | None) -> int:
 
 
 def _dispatch(event: str, payload: dict) -> dict | None:
-    """Warm server first for a failed command (it gates, retrieves, dedupes and renders), else in-process."""
-    if event == "tool-failure" and payload.get("tool_name", "Bash") == "Bash" and payload.get("error"):
-        from hippo.service.client import warm_hook
+    """A failed command goes to the service client (the warm server answers it whole, else the same handler
+    runs here); every other event runs its handler in this process."""
+    if event == "tool-failure":
+        from hippo.service.client import hook
 
-        answered, out = warm_hook(event, payload)
-        if answered:
-            return out
-        from hippo.hooks.failure import handle
-
-        return handle(payload, warm=False)  # the server is down or failed: don't wait on it twice
+        return hook(event, payload)
     return _handler(event)(payload)
 
 

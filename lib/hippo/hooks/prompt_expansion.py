@@ -106,49 +106,33 @@ def rag_context(root: Path, command_args: str, searcher: Any = None) -> str:
 def search_xml(root: Path, args: Any, *, searcher: Any = None, cap: int = HARD_CAP) -> str:
     """Run the search and render seed XML no longer than `cap` (drops the weakest hits).
 
-    Asks the warm per-repo query server first (tens of ms); without one, searches in this
-    process (pays the lancedb import and model load) and starts the server for next time.
+    Through the service client: the warm per-repo query server answers in tens of ms; without one the
+    search runs in this process (pays the lancedb import and model load) and a server is started for
+    next time. `searcher` (tests) answers directly.
     """
     from hippo.config import load_settings
     from hippo.render import to_xml
+    from hippo.results import SearchResponse
 
     settings = load_settings(root)
     budget = min(settings.budget_chars, max(1000, cap - 1500))
-    kwargs = {"keywords": list(args.keywords), "globs": list(args.globs), "exact": args.exact, "k": args.k,
-              "budget_chars": budget}
-    resp = None
-    if searcher is None:
-        resp = _warm_search(root, settings, args.query, kwargs)
-    if resp is None:
-        if searcher is None:
-            from hippo.search import Searcher
+    request = {"query": args.query, "keywords": list(args.keywords), "globs": list(args.globs),
+               "exact": args.exact, "k": args.k, "budget_chars": budget}
+    if searcher is not None:
+        from hippo.service.host import WarmIndex
 
-            searcher = Searcher(root, settings)
-        resp = searcher.search(args.query, **kwargs)
+        data = WarmIndex(root, settings, searcher_factory=lambda _root: searcher).search(request)
+    else:
+        from hippo.service import client
+
+        data = client.search(root, request, timeout=WARM_TIMEOUT_S)
+    resp = SearchResponse.from_dict(data)
     xml = to_xml(resp)
     while len(xml) > cap and resp.hits:
         resp.hits = resp.hits[:-1]
         resp.meta["returned_hits"] = len(resp.hits)
         xml = to_xml(resp)
     return xml
-
-
-def _warm_search(root: Path, settings: Any, query: str, kwargs: dict[str, Any]) -> Any:
-    """SearchResponse from the warm server, or None (no index, no server, any failure)."""
-    from hippo.results import SearchResponse
-
-    idx = settings.index_path(root)
-    if not (idx / "state.json").is_file():
-        return None
-    try:
-        from hippo.service import client
-    except ImportError:  # pragma: no cover - the hooks package is always shipped with us
-        return None
-    result = client.request(idx, {"op": "search", "query": query, **kwargs}, timeout=WARM_TIMEOUT_S)
-    if result is None:
-        client.start_server(root, idx)
-        return None
-    return SearchResponse.from_dict(result)
 
 
 def _hippo_cmd(root: Path, args: list[str]) -> dict[str, Any]:

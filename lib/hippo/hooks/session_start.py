@@ -24,8 +24,8 @@ from typing import Any
 
 from hippo.brief.conventions import Section, sections, spec_files  # noqa: F401  (re-exported for callers)
 from hippo.hooks import session_state
-from hippo.service import client
 from hippo.hooks.common import HARD_CAP, find_repo_root, index_dir, log, reply, spawn_detached
+from hippo.service import client
 
 EVENT = "SessionStart"
 RULES = (

@@ -1,11 +1,13 @@
 """Per-repo warm query server: keeps lancedb, the model and an open Searcher in one process so a
-hook answers in tens of milliseconds instead of paying ~1.5 s of imports per failed command.
+hook, `hippo search` and the MCP tool answer in tens of milliseconds instead of paying seconds of
+imports and model load per call.
 
-Listens on a unix socket in the index dir (hooks.client.socket_path), one JSON request per
-connection: {"op": "ping"|"hook"|"diagnose"|"search", ...} -> {"ok": bool, "result"|"error": ...}.
-A singleton lock (`server.lock`) keeps one server per index; it exits after `idle_s` without
-requests. Before each query it picks up the latest committed table version (the background
-indexer writes while we read). Started as a fresh `python -m hippo serve` (never forked).
+Listens on a unix socket in the index dir (client.socket_path; mode 0600, or a private dir under the
+temp dir when that path is too long), one JSON request per connection, answered by the shared
+`WarmIndex.handle` (service/host.py). A singleton lock (`server.lock`) keeps one server per index; it
+exits after `idle_s` without requests. Before each query it picks up the latest committed table
+version (the background indexer writes while we read). Started as a fresh `python -m hippo serve`
+(never forked: lancedb deadlocks in forked children).
 """
 from __future__ import annotations
 
@@ -16,119 +18,38 @@ import socket
 import time
 from pathlib import Path
 
-from hippo.errors import DamagedIndexError, HippoError
-from hippo.service.client import private_dir_ok, socket_path
+from hippo.errors import HippoError
 from hippo.hooks.common import log
+from hippo.service.client import MAX_REQUEST, private_dir_ok, socket_path
+from hippo.service.host import WarmIndex
 
 DEFAULT_IDLE_S = float(os.environ.get("HIPPO_SERVER_IDLE", str(30 * 60)))
-MAX_REQUEST = 1024 * 1024
 
 
 class QueryServer:
     def __init__(self, root: Path, settings=None, embedder=None, idle_s: float = DEFAULT_IDLE_S) -> None:
-        from hippo.config import load_settings
-
-        self.root = Path(root)
-        self.settings = settings or load_settings(self.root)
-        self.index_dir = self.settings.index_path(self.root)
+        self.index = WarmIndex(root, settings, embedder=embedder)
+        self.root = self.index.root
+        self.settings = self.index.settings
+        self.index_dir = self.index.index_dir
         self.idle_s = idle_s
-        self._embedder = embedder
-        self._searcher = None
-        self._watch = None
+
+    @property
+    def _searcher(self):
+        return self.index._searcher
+
+    @_searcher.setter
+    def _searcher(self, value) -> None:  # tests put a stand-in Searcher here
+        self.index._searcher = value
 
     def searcher(self):
-        """The open Searcher, refreshed when the index's state.json changed since the last query."""
-        from hippo.search import Searcher, StateWatch
-
-        if self._watch is None:
-            self._watch = StateWatch(self.index_dir)
-        if self._searcher is None:
-            self._watch.changed()  # the new Searcher reads the current state
-            self._searcher = Searcher(self.root, self.settings, embedder=self._embedder)
-            self._embedder = self._searcher._embedder or self._embedder
-        elif self._watch.changed():
-            self._searcher.refresh()
-        return self._searcher
+        return self.index.searcher()
 
     def warm(self) -> None:
-        try:
-            s = self.searcher()
-        except DamagedIndexError as exc:
-            self._damaged(exc)
-            return
-        try:
-            s.embedder().embed_query("warm up")
-        except Exception as exc:  # vectors may not exist yet; keyword search still works
-            log(self.index_dir, "server: model warm-up failed", exc)
-        try:  # first touch of the FTS indexes and the scan path costs ~60 ms: pay it before the first hook
-            s.search("raise error", keywords=["raise"], exact=True, k=2, mode="keyword")
-        except Exception as exc:
-            log(self.index_dir, "server: search warm-up failed", exc)
+        self.index.warm()
 
     def handle(self, req: dict) -> dict:
-        """Answer one request. A damaged index answers hooks with silence and starts the rebuild."""
-        try:
-            return self._handle(req)
-        except DamagedIndexError as exc:
-            self._damaged(exc)
-            if req.get("op") == "hook":
-                return {"ok": True, "result": {"output": None}}
-            if req.get("op") == "diagnose":
-                return {"ok": True, "result": {"hits": []}}
-            return {"ok": False, "error": str(exc)}
-        except HippoError as exc:  # a refused (planted) index dir, no index ...: the caller goes cold, and refuses too
-            from hippo.config import UnsafeIndexDir
-
-            log(None if isinstance(exc, UnsafeIndexDir) else self.index_dir, f"server: {exc}")
-            return {"ok": False, "error": str(exc)}
-
-    def _damaged(self, exc: DamagedIndexError) -> None:
-        """Drop the open handle (it points at damaged files), log one line, have the indexer rebuild."""
-        from hippo.indexer import repair
-
-        if self._searcher is not None:
-            try:
-                self._searcher.store.close()
-            except Exception:  # noqa: BLE001 - closing is best effort; the handle is dropped anyway
-                pass
-        self._searcher = None
-        log(self.index_dir, f"server: {exc}; rebuilding it in the background")
-        try:
-            repair(self.root, self.settings, exc, wait=False)
-        except Exception as err:  # noqa: BLE001 - the next request tries again
-            log(self.index_dir, "server: could not start the rebuild", err)
-
-    def _handle(self, req: dict) -> dict:
-        op = req.get("op")
-        if op == "ping":
-            return {"ok": True, "result": {"pid": os.getpid(), "root": str(self.root)}}
-        if op == "hook":
-            return self._hook(req)
-        if op == "diagnose":
-            from hippo.hooks.failure import diagnose
-
-            return {"ok": True, "result": diagnose(self.searcher(), req)}
-        if op == "search":
-            resp = self.searcher().search(str(req.get("query") or ""), keywords=req.get("keywords") or (),
-                                          globs=req.get("globs") or (), exact=bool(req.get("exact")),
-                                          k=req.get("k"), budget_chars=req.get("budget_chars"))
-            return {"ok": True, "result": resp.to_dict()}
-        return {"ok": False, "error": f"unknown op {op!r}"}
-
-    def _hook(self, req: dict) -> dict:
-        """A whole PostToolUseFailure hook (gate, diagnose, dedupe, render) for a payload from this repo,
-        so the hook process itself imports almost nothing. Not ok for another repo's payload."""
-        from hippo.hooks.common import find_repo_root
-
-        payload = req.get("payload")
-        if req.get("event") != "tool-failure" or not isinstance(payload, dict):
-            return {"ok": False, "error": "unsupported hook"}
-        root = find_repo_root(payload.get("cwd"))
-        if root is None or root != self.root.resolve():
-            return {"ok": False, "error": "payload is for another repository"}
-        from hippo.hooks.failure import diagnose, handle
-
-        return {"ok": True, "result": {"output": handle(payload, diagnoser=lambda r: diagnose(self.searcher(), r))}}
+        return self.index.handle(req)
 
     def serve(self) -> int:
         """Run until idle; returns 0 (also when another server already owns this index, or refuses it)."""
