@@ -120,6 +120,7 @@ def test_one_server_serves_hooks_mcp_and_cli(live_server):
     assert pong["pid"] == pid and pong["served"] == before + 3
 
 
+@pytest.mark.slow  # a real `hippo mcp` process (~8 s on a busy box); test_one_server_... covers it in-process
 def test_mcp_stdio_forwards_to_the_server(live_server):
     from test_mcp_server import _text, run_session
 
@@ -272,3 +273,17 @@ def test_cli_search_leaves_a_server_warm_for_the_next_call(indexed):
 def _meta(xml: str, key: str) -> str:
     text = ET.fromstring(xml).findtext(f"meta/{key}")
     return f"<{key}>{text}</{key}>"
+
+
+def test_mcp_local_copy_is_dropped_once_the_server_answers(live_server):
+    """The MCP server answered in-process while no server was up; when one is back it forwards again and
+    lets its own open index go, so one process per repo holds LanceDB and the model."""
+    from hippo.mcp_server import SearchService, call_tool
+
+    root, _ = live_server
+    svc = SearchService(root)
+    svc.local.searcher()  # what an earlier call without a server left open
+    assert svc.local.is_open
+    text, is_error = call_tool(svc, "search_codebase", {"query": "retry", "file_pattern": "src/**/*.js"})
+    assert not is_error and set(_xml_files(text)) == {"src/web/retry.js"}
+    assert not svc.local.is_open
