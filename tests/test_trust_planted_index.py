@@ -144,7 +144,7 @@ def test_planted_index_is_served_by_no_reader(planted, tmp_path):
     from hippo.embedding.fake import FakeEmbedder
     from hippo.mcp_server import SearchService, call_tool
     from hippo.search import Searcher
-    from hippo.server import QueryServer
+    from hippo.service.server import QueryServer
 
     root = planted
     assert b"git tracks files under" in _index(root).stderr  # the writer refuses it ...

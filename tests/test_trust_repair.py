@@ -127,7 +127,7 @@ def test_warm_server_drops_its_handle_and_triggers_the_rebuild(repo, expected, d
     """A server started over damaged files (the next session) stays silent, marks the index and serves again
     once it is rebuilt; one that was already warm (pages cached) keeps answering and moves to the rebuild."""
     from hippo.embedding.fake import FakeEmbedder
-    from hippo.server import QueryServer
+    from hippo.service.server import QueryServer
 
     monkeypatch.setenv("HIPPO_NO_BACKGROUND_INDEX", "1")
 
