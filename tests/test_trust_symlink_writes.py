@@ -156,7 +156,7 @@ def test_hook_log_and_session_state_replace_links_instead_of_following_them(tmp_
 
 
 def test_server_lock_link_is_not_followed(tmp_path, outside, monkeypatch):
-    from hippo.server import QueryServer
+    from hippo.service.server import QueryServer
 
     monkeypatch.delenv("HIPPO_INDEX_DIR", raising=False)
     root = tmp_path / "r"
