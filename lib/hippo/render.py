@@ -94,23 +94,50 @@ def to_xml(resp: SearchResponse) -> str:
             out.append(f"    <last_modified>{_text(hit.last_modified)}</last_modified>")
         out.append(f"    <snippet>{_cdata(hit.snippet)}</snippet>")
         out.append("  </result>")
+    out.extend(_candidates_xml(resp))
     if resp.message:
         out.append(f"  <message>{_text(resp.message)}</message>")
     out.append("</search_results>")
     return "\n".join(out)
 
 
+CANDIDATES_NOTE = "more files that match, not shown; read one before relying on it"
+
+
+def _candidates_xml(resp: SearchResponse) -> list[str]:
+    """`<more_candidates>`: one empty `<candidate/>` element per pointer, every value an escaped attribute."""
+    if not resp.candidates:
+        return []
+    out = [f"  <more_candidates note={quoteattr(CANDIDATES_NOTE)}>"]
+    for c in resp.candidates:
+        attrs = f"path={quoteattr(display(c.path))} lines=\"{c.start_line}-{c.end_line}\""
+        if c.symbol:
+            attrs += f" symbol={quoteattr(display(c.symbol))}"
+        out.append(f"    <candidate {attrs} score={quoteattr(f'{c.score:.2f}')}/>")
+    out.append("  </more_candidates>")
+    return out
+
+
+def candidate_line(c) -> str:
+    """The text form of one pointer: `path:start-end  symbol  (score)`."""
+    sym = f"  {display(c.symbol)}" if c.symbol else ""
+    return f"{display(c.path)}:{c.start_line}-{c.end_line}{sym}  ({c.score:.2f})"
+
+
 def to_json(resp: SearchResponse) -> str:
     """Stable schema: {"query", "results": [{path, start_line, end_line, language, score, last_modified,
-    stale, snippet, symbol, id}], "meta": {...}, "message"}."""
+    stale, snippet, symbol, id}], "candidates": [{path, start_line, end_line, symbol, score}], "meta": {...},
+    "message"}."""
     results = [
         {"path": h.path, "start_line": h.start_line, "end_line": h.end_line, "language": h.language,
          "score": round(h.score, 4), "last_modified": h.last_modified, "stale": h.stale,
          "snippet": h.snippet, "symbol": h.symbol, "id": h.id}
         for h in resp.hits
     ]
-    return _json_safe(json.dumps({"query": resp.query, "results": results, "meta": resp.meta,
-                                  "message": resp.message}, ensure_ascii=False, indent=2))
+    candidates = [{"path": c.path, "start_line": c.start_line, "end_line": c.end_line, "symbol": c.symbol,
+                   "score": round(c.score, 4)} for c in resp.candidates]
+    return _json_safe(json.dumps({"query": resp.query, "results": results, "candidates": candidates,
+                                  "meta": resp.meta, "message": resp.message}, ensure_ascii=False, indent=2))
 
 
 def to_text(resp: SearchResponse) -> str:
@@ -123,6 +150,10 @@ def to_text(resp: SearchResponse) -> str:
                      f"{', ' + h.last_modified if h.last_modified else ''}){sym}{flag}")
         for src in h.snippet.splitlines():  # a terminal must not run escape sequences from the repository
             lines.append(f"    {_UNSAFE_IN_CODE.sub(_escape_char, src)}")
+        lines.append("")
+    if resp.candidates:
+        lines.append("More candidates (not shown):")
+        lines.extend(f"  {candidate_line(c)}" for c in resp.candidates)
         lines.append("")
     if resp.message:
         lines.append(resp.message)
