@@ -100,11 +100,13 @@ def test_xml_is_well_formed_and_escapes_hostile_content(tmp_path):
 def test_json_schema_is_stable(indexed):
     root, emb, _ = indexed
     data = json.loads(to_json(Searcher(root, embedder=emb).search("password hashing salt")))
-    assert set(data) == {"query", "results", "meta", "message"}
+    assert set(data) == {"query", "results", "candidates", "meta", "message"}
     assert data["results"]
     for r in data["results"]:
         assert set(r) == {"path", "start_line", "end_line", "language", "score", "last_modified", "stale",
                           "snippet", "symbol", "id"}
+    for c in data["candidates"]:
+        assert set(c) == {"path", "start_line", "end_line", "symbol", "score"}
     assert {"total_hits", "returned_hits", "latency_ms", "search_strategy", "indexed_commit"} <= set(data["meta"])
     assert "password" in to_text(Searcher(root, embedder=emb).search("password hashing salt")).lower()
 

@@ -17,7 +17,8 @@ from pathlib import Path
 from hippo import pasted
 from hippo.config import Settings, load_settings
 from hippo.errors import BadQueryError, DamagedIndexError, NoIndexError
-from hippo.results import Hit, SearchResponse
+from hippo.filerank import FileEvidence, rank_files
+from hippo.results import Candidate, Hit, SearchResponse
 from hippo.state import IndexState, load_state
 from hippo.textutil import query_terms, text_terms
 
@@ -43,6 +44,28 @@ WANTS_CODE = re.compile(r"\b(change|alter|modify|fix|implement\w*|refactor|edit|
                         r"class|defined?|definition|raised?|throws?)\b", re.IGNORECASE)
 DOC_LANGUAGES = frozenset({"markdown", "rst", "text"})
 ASKS_FOR_TESTS = re.compile(r"\b(tests?|spec|fixtures?|vendor|example|mock|pytest|jest)\b", re.IGNORECASE)
+# Release notes repeat every feature's words; they answer "what changed", never "where is it done".
+CHANGELOG_PATHS = re.compile(r"(^|/)(change[s_-]?log|changes|history|news|release[s_-]?notes?|releases)"
+                             r"(\.[a-z0-9]+)?$", re.IGNORECASE)
+ASKS_FOR_CHANGELOG = re.compile(r"\b(change[ _-]?log|release[ _-]?notes?|news|history|what('s| has)? changed|"
+                                r"changes? (in|since|for) (v(ersion)?\s*)?\d)", re.IGNORECASE)
+DOC_PATHS = re.compile(r"(^|/)(docs?|documentation|site|website|guides?)/", re.IGNORECASE)
+ASKS_FOR_DOCS = re.compile(r"\b(docs?|documentation|documented|documents?|readme|guide|tutorial|manual|explain\w*|"
+                           r"describe[sd]?)\b", re.IGNORECASE)
+# A request to change code (a commit subject, an issue title) starts with the change: "Add ...", "fix(http):
+# ...", "Please drop ...". Only the start counts: "what should I know about ... added" asks about docs.
+CHANGE_REQUEST = re.compile(
+    r"^\W*(?:(?:feat|fix|perf|refactor|chore|build|style|types?|security|core|\w+)(?:\([^)]*\))?!?:\s*)?"
+    r"(?:please\s+|(?:where|how)\s+(?:would|do|should|can|could)\s+(?:i|we)\s+)?"
+    r"(?:add|remove|rename|support|allow|expose|drop|avoid|handle|raise|return|lazily|deprecate|prevent|ensure|"
+    r"enable|disable|make|move|use|improve|clean\s*up|cleanup|simplify|replace|update|change|fix|fixed|"
+    r"implement|refactor|respect|skip|stop|keep|set|pass|accept|reject|check|validate|catch|throw|wrap|extract|"
+    r"optimi[sz]e|speed\s*up|reduce|increase|import|display|show|clarif|review|parse|convert|emit|log)\w*\b", re.IGNORECASE)
+MAX_CANDIDATES = 10  # pointer lines after the snippets (one per file)
+CANDIDATE_FLOOR = 0.3  # a file needs this share of the best file's evidence to be listed
+CANDIDATE_OVERHEAD = 64  # rendered characters of one pointer besides its path and symbol
+RESULT_SLOT_CHARS = 240  # XML around one result's snippet (tags, id, lines, language, date), a low estimate
+FILE_W = 0.0  # how much a file's extra evidence (more chunks, name, symbols) lifts its snippet blocks
 
 
 @dataclass
@@ -203,12 +226,15 @@ class Searcher:
             cands = {i: c for i, c in cands.items() if all(kw in c.row["text"] for kw in keywords)}
         total = len(cands)
         self._score(cands.values(), focus, keywords, qvec, phrases)
-        hits, message = self._select(cands.values(), query, k, budget)
+        hits, message, pointers = self._select(cands.values(), query, k, budget,
+                                               query_terms(focus + " " + " ".join(keywords)))
         strategy = {"hybrid": "hybrid (semantic + keyword)", "vector": "semantic only",
                     "keyword": "keyword only"}[mode]
         if mode != "keyword" and not use_vectors:
             strategy = "keyword only (vectors not built yet)"
-        return self._respond(query, hits, total, started, strategy, message, embedded, all_rows)
+        resp = self._respond(query, hits, total, started, strategy, message, embedded, all_rows)
+        resp.candidates = pointers
+        return resp
 
     def chunks_at(self, path: str, line: int) -> list[dict]:
         """Indexed chunks of `path` that cover `line` (for error frames pointing at a file:line)."""
@@ -346,6 +372,10 @@ class Searcher:
         terms = query_terms(query + " " + " ".join(keywords))
         wants_tests = bool(ASKS_FOR_TESTS.search(query))
         wants_code = bool(WANTS_CODE.search(query)) and not phrases
+        wants_changelog = bool(ASKS_FOR_CHANGELOG.search(query))
+        # a change request that does not mention docs wants the code, even without "function" or "fix"
+        code_intent = wants_code or (not phrases and not ASKS_FOR_DOCS.search(query)
+                                     and bool(CHANGE_REQUEST.search(query)))
         best_rrf = max(c.rrf for c in cands)
         for c in cands:
             r = c.row
@@ -361,26 +391,43 @@ class Searcher:
             if n_phr:
                 conf = max(conf, min(1.0, 0.45 + 0.15 * n_phr))
             final = RANK_W * (c.rrf / best_rrf) + (1 - RANK_W) * conf + 0.1 * kw_cov + 0.25 * min(n_phr, 3) / 3
-            if wants_code and r.get("language") in DOC_LANGUAGES:
+            is_doc = r.get("language") in DOC_LANGUAGES or bool(DOC_PATHS.search(r["path"]))
+            if code_intent and is_doc:
                 final *= 0.8  # "where do I change X" asks for code, not the page documenting X
+            if not wants_changelog and CHANGELOG_PATHS.search(r["path"]):
+                final *= 0.5
+                conf *= 0.7
             if not wants_tests and LOW_SIGNAL_PATHS.search(r["path"]):
                 final *= 0.6
                 conf *= 0.8
             c.conf, c.final = conf, final
 
-    def _select(self, cands, query: str, k: int, budget: int) -> tuple[list[Hit], str | None]:
+    def _select(self, cands, query: str, k: int, budget: int,
+                terms: set[str] = frozenset()) -> tuple[list[Hit], str | None, list[Candidate]]:
+        """Snippets from the best files within the budget, then pointers to the next-best files."""
         ranked = sorted(cands, key=lambda c: c.final, reverse=True)
         if not ranked or ranked[0].conf < MIN_CONFIDENCE and max(c.conf for c in ranked) < MIN_CONFIDENCE:
             return [], (f"No high-confidence results found for {query[:120]!r}. "
-                        "Try other words, a --keyword, or a broader --glob.")
+                        "Try other words, a --keyword, or a broader --glob."), []
+        files = rank_files(((c.row, c.final) for c in ranked), terms, query)
+        by_path = {f.path: f for f in files}
         blocks = _merge_rows(ranked[: k * 4])
+        # A block of a file with more evidence than this one chunk moves up (stable for ties).
+        blocks.sort(key=lambda b: b._rank + FILE_W * by_path[b.path].extra, reverse=True)  # type: ignore[attr-defined]
         top_conf = max(b._conf for b in blocks)  # type: ignore[attr-defined]
         keep = [b for b in blocks if b._conf >= max(MIN_CONFIDENCE * 0.8, top_conf * 0.55)][:k]  # type: ignore[attr-defined]
         if len(keep) > 1 and keep[0]._conf >= 0.85 and keep[1]._conf < keep[0]._conf - 0.3:  # type: ignore[attr-defined]
             keep = keep[:1]  # one very strong hit stands alone
         keep = _apply_budget(keep, budget)
+        # Pointers are paid for by what the snippets left of the budget and by the result slots (of k) left
+        # unused, so an answer is never longer than one with k full results; a file whose snippet did not
+        # fit becomes a pointer.
+        pointers = _candidates(files, {h.path for h in keep})
+        allowance = budget - sum(len(h.snippet) for h in keep) + RESULT_SLOT_CHARS * max(0, k - len(keep))
+        while pointers and sum(_pointer_cost(c) for c in pointers) > allowance:
+            pointers.pop()
         self._annotate(keep)
-        return keep, None
+        return keep, None, pointers
 
     def _annotate(self, hits: list[Hit]) -> None:
         """Mark stale hits (live file differs from the indexed text) and fill in last_modified."""
@@ -471,6 +518,28 @@ def _block(path: str, run: list[_Cand]) -> Hit:
     hit._rank = max(c.final for c in run)  # type: ignore[attr-defined]
     hit._conf = max(c.conf for c in run)  # type: ignore[attr-defined]  # gates dynamic top-k
     return hit
+
+
+def _candidates(files: list[FileEvidence], shown: set[str]) -> list[Candidate]:
+    """Pointers to the best files without a snippet: their best chunk's lines and symbol, one per file."""
+    if not files:
+        return []
+    floor = CANDIDATE_FLOOR * files[0].score
+    out = []
+    for f in files:
+        if f.path in shown:
+            continue
+        if f.score < floor or len(out) >= MAX_CANDIDATES:
+            break
+        row = f.best
+        out.append(Candidate(path=f.path, start_line=int(row["start_line"]), end_line=int(row["end_line"]),
+                             symbol=(row.get("symbol") or next(iter(f.symbols), ""))[:80],
+                             score=round(min(1.0, f.score), 4)))
+    return out
+
+
+def _pointer_cost(c: Candidate) -> int:
+    return CANDIDATE_OVERHEAD + len(c.path) + len(c.symbol)
 
 
 def _apply_budget(hits: list[Hit], budget: int) -> list[Hit]:

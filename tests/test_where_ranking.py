@@ -1,0 +1,156 @@
+"""File-level evidence and the demotion of changelogs, docs and tests for "where would I change X" questions."""
+from __future__ import annotations
+
+import pytest
+
+from repo_helpers import git
+from hippo.embedding.fake import FakeEmbedder
+from hippo.filerank import path_terms, rank_files
+from hippo.indexer import index_repo
+from hippo.search import Searcher
+from hippo.textutil import query_terms
+
+
+def _row(path: str, start: int, symbol: str = "") -> dict:
+    return {"path": path, "start_line": start, "end_line": start + 9, "symbol": symbol}
+
+
+def test_several_matching_chunks_beat_one_slightly_better_chunk():
+    scored = [(_row("lib/a.py", 1), 0.60), (_row("lib/b.py", 1), 0.55), (_row("lib/b.py", 20), 0.50),
+              (_row("lib/b.py", 40), 0.45)]
+    files = rank_files(scored, set(), "")
+    assert [f.path for f in files] == ["lib/b.py", "lib/a.py"]
+    assert files[0].chunks == 3 and files[0].best["start_line"] == 1
+
+
+def test_many_weak_chunks_do_not_beat_one_strong_one():
+    scored = [(_row("lib/strong.py", 1), 0.9)] + [(_row("lib/noisy.py", i * 10), 0.3) for i in range(12)]
+    assert rank_files(scored, set(), "")[0].path == "lib/strong.py"
+
+
+def test_file_name_and_symbol_named_in_the_query_lift_a_file():
+    query = "Handle empty zstd responses in the decoder"
+    scored = [(_row("httpx/_models.py", 1), 0.50), (_row("httpx/_decoders.py", 1), 0.48)]
+    assert rank_files(scored, query_terms(query), query)[0].path == "httpx/_decoders.py"
+    query = "Fix `buildURL` for array params"
+    scored = [(_row("lib/helpers/a.js", 1, "other"), 0.50), (_row("lib/helpers/b.js", 1, "buildURL"), 0.48)]
+    assert rank_files(scored, query_terms(query), query)[0].path == "lib/helpers/b.js"
+
+
+def test_path_terms_skip_the_package_folder_and_generic_names():
+    assert path_terms("httpx/_auth.py") == {"auth", "_auth"}
+    assert "helpers" in path_terms("lib/helpers/buildURL.js") and "url" in path_terms("lib/helpers/buildURL.js")
+    assert path_terms("src/index.ts") == set()
+
+
+CLIENT = '''"""HTTP client with a connection pool and retries."""
+
+
+class RetryPolicy:
+    """How many times a request is retried and how long the client waits between attempts."""
+
+    def __init__(self, retries=3, backoff=0.5):
+        self.retries = retries
+        self.backoff = backoff
+
+    def delays(self):
+        return [self.backoff * 2 ** n for n in range(self.retries)]
+
+
+class Client:
+    def __init__(self, retry_policy=None):
+        self.retry_policy = retry_policy or RetryPolicy()
+
+    def send(self, request):
+        for delay in self.retry_policy.delays():
+            response = self._attempt(request)
+            if response.ok:
+                return response
+        raise ConnectionError("retries exhausted")
+'''
+
+TESTS = '''from client import Client, RetryPolicy
+
+
+def test_retry_policy_backoff_delays():
+    assert RetryPolicy(retries=2, backoff=1).delays() == [1, 2]
+
+
+def test_client_retries_until_exhausted():
+    client = Client(RetryPolicy(retries=1))
+    assert client.retry_policy.retries == 1
+'''
+
+
+def _changelog() -> str:
+    entries = [f"## 1.{n}.0\n\n- Client retry policy: retries and backoff delays fixed for case {n}.\n"
+               f"- RetryPolicy backoff delays now respect retries ({n}).\n" for n in range(30)]
+    return "# Changelog\n\n" + "\n".join(entries)
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory):
+    root = tmp_path_factory.mktemp("where") / "repo"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "client.py").write_text(CLIENT)
+    (root / "tests").mkdir()
+    (root / "tests" / "test_client.py").write_text(TESTS)
+    (root / "CHANGELOG.md").write_text(_changelog())
+    (root / "docs").mkdir()
+    (root / "docs" / "retries.md").write_text("# Retries\n\nThe client retry policy sets retries and backoff "
+                                              "delays between attempts.\n")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "-c", "user.name=T", "-c", "user.email=t@example.com", "commit", "-q", "-m", "init")
+    emb = FakeEmbedder()
+    index_repo(root, embedder=emb)
+    return Searcher(root, embedder=emb)
+
+
+def _files(resp) -> list[str]:
+    return list(dict.fromkeys([h.path for h in resp.hits] + [c.path for c in resp.candidates]))
+
+
+def test_change_request_puts_the_implementation_first_and_the_changelog_last(repo):
+    resp = repo.search("Fix retry policy backoff delays when retries is zero")
+    files = _files(resp)
+    assert files[0] == "src/client.py"
+    assert all(h.path != "CHANGELOG.md" for h in resp.hits[:1])
+    if "CHANGELOG.md" in files:
+        assert files.index("CHANGELOG.md") > files.index("src/client.py")
+        assert files.index("CHANGELOG.md") > files.index("tests/test_client.py")
+
+
+def test_asking_for_the_changelog_gets_it(repo):
+    resp = repo.search("changelog entry for the retry policy backoff delays")
+    assert "CHANGELOG.md" in [h.path for h in resp.hits[:3]]
+
+
+def test_tests_are_kept_when_the_query_asks_for_them(repo):
+    plain = _files(repo.search("where would I change the retry policy backoff delays"))
+    asked = repo.search("where would I change the tests for the retry policy backoff delays")
+    assert plain[0] == "src/client.py"
+    assert "tests/test_client.py" in [h.path for h in asked.hits[:2]]
+
+
+def test_candidates_are_other_files_than_the_snippets_and_point_at_real_lines(repo):
+    resp = repo.search("Fix retry policy backoff delays when retries is zero", k=1)
+    assert len(resp.hits) == 1 and resp.candidates
+    shown = {h.path for h in resp.hits}
+    assert not shown & {c.path for c in resp.candidates}
+    assert len({c.path for c in resp.candidates}) == len(resp.candidates)  # one pointer per file
+    for c in resp.candidates:
+        lines = (repo.root / c.path).read_text().splitlines()
+        assert 1 <= c.start_line <= c.end_line <= len(lines)
+        assert 0 < c.score <= 1
+    scores = [c.score for c in resp.candidates]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_pointers_never_make_the_answer_longer_than_k_full_results(repo):
+    from hippo.search import RESULT_SLOT_CHARS, _pointer_cost
+
+    for k, budget in ((1, 300), (2, 500), (8, 8000)):
+        resp = repo.search("retry policy backoff delays", k=k, budget_chars=budget)
+        spent = sum(len(h.snippet) for h in resp.hits) + sum(_pointer_cost(c) for c in resp.candidates)
+        assert spent <= budget + RESULT_SLOT_CHARS * (k - len(resp.hits))
