@@ -31,8 +31,9 @@ TOOL_DESCRIPTION = (
     "Returns XML: <search_results> with <meta> (total_hits, returned_hits, latency_ms, search_strategy, "
     "indexed_commit) and one <result id score> per match with <source_file> (repo-relative), <lines> "
     "(start-end), <language>, <last_modified> and <snippet>; a stale=\"true\" result means the file changed "
-    "after indexing, so read the live file. When results are weak a <message> says so. Cite what you use "
-    "as [[path:line]]."
+    "after indexing, so read the live file. After the results, <more_candidates> lists further matching "
+    "files as <candidate path lines symbol score/> pointers without text: read one before relying on it. "
+    "When results are weak a <message> says so. Cite what you use as [[path:line]]."
 )
 
 INPUT_SCHEMA: dict[str, Any] = {
