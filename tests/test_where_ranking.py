@@ -7,6 +7,8 @@ from repo_helpers import git
 from hippo.embedding.fake import FakeEmbedder
 from hippo.filerank import path_terms, rank_files
 from hippo.indexer import index_repo
+from hippo.render import to_xml
+from hippo.results import SearchResponse
 from hippo.search import Searcher
 from hippo.textutil import query_terms
 
@@ -148,9 +150,12 @@ def test_candidates_are_other_files_than_the_snippets_and_point_at_real_lines(re
 
 
 def test_pointers_never_make_the_answer_longer_than_k_full_results(repo):
-    from hippo.search import RESULT_SLOT_CHARS, _pointer_cost
+    from hippo.search import RESULT_SLOT_CHARS, _pointers_cost
 
     for k, budget in ((1, 300), (2, 500), (8, 8000)):
         resp = repo.search("retry policy backoff delays", k=k, budget_chars=budget)
-        spent = sum(len(h.snippet) for h in resp.hits) + sum(_pointer_cost(c) for c in resp.candidates)
+        spent = sum(len(h.snippet) for h in resp.hits) + _pointers_cost(resp.candidates)
         assert spent <= budget + RESULT_SLOT_CHARS * (k - len(resp.hits))
+        if resp.hits:  # an unused result slot is worth at least the XML one result adds besides its snippet
+            one = len(to_xml(SearchResponse(query="", hits=resp.hits[:1]))) - len(to_xml(SearchResponse(query="")))
+            assert one - len(resp.hits[0].snippet) > RESULT_SLOT_CHARS

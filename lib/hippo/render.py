@@ -104,18 +104,22 @@ def to_xml(resp: SearchResponse) -> str:
 CANDIDATES_NOTE = "more files that match, not shown; read one before relying on it"
 
 
+def candidate_element(c) -> str:
+    """One pointer as an empty `<candidate/>` element; every value is an escaped attribute."""
+    attrs = f"path={quoteattr(display(c.path))} lines=\"{c.start_line}-{c.end_line}\""
+    if c.symbol:
+        attrs += f" symbol={quoteattr(display(c.symbol))}"
+    return f"    <candidate {attrs} score={quoteattr(f'{c.score:.2f}')}/>"
+
+
+CANDIDATES_OPEN = f"  <more_candidates note={quoteattr(CANDIDATES_NOTE)}>"
+CANDIDATES_CLOSE = "  </more_candidates>"
+
+
 def _candidates_xml(resp: SearchResponse) -> list[str]:
-    """`<more_candidates>`: one empty `<candidate/>` element per pointer, every value an escaped attribute."""
     if not resp.candidates:
         return []
-    out = [f"  <more_candidates note={quoteattr(CANDIDATES_NOTE)}>"]
-    for c in resp.candidates:
-        attrs = f"path={quoteattr(display(c.path))} lines=\"{c.start_line}-{c.end_line}\""
-        if c.symbol:
-            attrs += f" symbol={quoteattr(display(c.symbol))}"
-        out.append(f"    <candidate {attrs} score={quoteattr(f'{c.score:.2f}')}/>")
-    out.append("  </more_candidates>")
-    return out
+    return [CANDIDATES_OPEN, *(candidate_element(c) for c in resp.candidates), CANDIDATES_CLOSE]
 
 
 def candidate_line(c) -> str:

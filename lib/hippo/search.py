@@ -61,10 +61,12 @@ CHANGE_REQUEST = re.compile(
     r"enable|disable|make|move|use|improve|clean\s*up|cleanup|simplify|replace|update|change|fix|fixed|"
     r"implement|refactor|respect|skip|stop|keep|set|pass|accept|reject|check|validate|catch|throw|wrap|extract|"
     r"optimi[sz]e|speed\s*up|reduce|increase|import|display|show|clarif|review|parse|convert|emit|log)\w*\b", re.IGNORECASE)
+DOC_WEIGHT_FOR_CHANGES = 0.65  # docs under a change request: the page describing X is not where X changes
 MAX_CANDIDATES = 10  # pointer lines after the snippets (one per file)
+MAX_FILES_NAMED = 12  # snippets' files + pointers: enough for a change that touches several files
+WEAK_POINTERS = 5  # when nothing is confident: a few pointers beside the "no high-confidence results" message
 CANDIDATE_FLOOR = 0.3  # a file needs this share of the best file's evidence to be listed
-CANDIDATE_OVERHEAD = 64  # rendered characters of one pointer besides its path and symbol
-RESULT_SLOT_CHARS = 240  # XML around one result's snippet (tags, id, lines, language, date), a low estimate
+RESULT_SLOT_CHARS = 220  # XML around one result's snippet (tags, id, lines, language, date): less than it takes
 FILE_W = 0.0  # how much a file's extra evidence (more chunks, name, symbols) lifts its snippet blocks
 
 
@@ -373,9 +375,8 @@ class Searcher:
         wants_tests = bool(ASKS_FOR_TESTS.search(query))
         wants_code = bool(WANTS_CODE.search(query)) and not phrases
         wants_changelog = bool(ASKS_FOR_CHANGELOG.search(query))
-        # a change request that does not mention docs wants the code, even without "function" or "fix"
-        code_intent = wants_code or (not phrases and not ASKS_FOR_DOCS.search(query)
-                                     and bool(CHANGE_REQUEST.search(query)))
+        # a change request ("Add ...", "fix(http): ...") that does not mention docs wants the code
+        change_request = not phrases and not ASKS_FOR_DOCS.search(query) and bool(CHANGE_REQUEST.search(query))
         best_rrf = max(c.rrf for c in cands)
         for c in cands:
             r = c.row
@@ -392,7 +393,9 @@ class Searcher:
                 conf = max(conf, min(1.0, 0.45 + 0.15 * n_phr))
             final = RANK_W * (c.rrf / best_rrf) + (1 - RANK_W) * conf + 0.1 * kw_cov + 0.25 * min(n_phr, 3) / 3
             is_doc = r.get("language") in DOC_LANGUAGES or bool(DOC_PATHS.search(r["path"]))
-            if code_intent and is_doc:
+            if change_request and is_doc:
+                final *= DOC_WEIGHT_FOR_CHANGES
+            elif wants_code and is_doc:
                 final *= 0.8  # "where do I change X" asks for code, not the page documenting X
             if not wants_changelog and CHANGELOG_PATHS.search(r["path"]):
                 final *= 0.5
@@ -406,10 +409,10 @@ class Searcher:
                 terms: set[str] = frozenset()) -> tuple[list[Hit], str | None, list[Candidate]]:
         """Snippets from the best files within the budget, then pointers to the next-best files."""
         ranked = sorted(cands, key=lambda c: c.final, reverse=True)
-        if not ranked or ranked[0].conf < MIN_CONFIDENCE and max(c.conf for c in ranked) < MIN_CONFIDENCE:
-            return [], (f"No high-confidence results found for {query[:120]!r}. "
-                        "Try other words, a --keyword, or a broader --glob."), []
         files = rank_files(((c.row, c.final) for c in ranked), terms, query)
+        if not ranked or ranked[0].conf < MIN_CONFIDENCE and max(c.conf for c in ranked) < MIN_CONFIDENCE:
+            return [], (f"No high-confidence results found for {query[:120]!r}; the candidates, if any, are weak. "
+                        "Try other words, a --keyword, or a broader --glob."), _candidates(files, set())[:WEAK_POINTERS]
         by_path = {f.path: f for f in files}
         blocks = _merge_rows(ranked[: k * 4])
         # A block of a file with more evidence than this one chunk moves up (stable for ties).
@@ -422,9 +425,9 @@ class Searcher:
         # Pointers are paid for by what the snippets left of the budget and by the result slots (of k) left
         # unused, so an answer is never longer than one with k full results; a file whose snippet did not
         # fit becomes a pointer.
-        pointers = _candidates(files, {h.path for h in keep})
+        pointers = _candidates(files, {h.path for h in keep})[: max(0, MAX_FILES_NAMED - len({h.path for h in keep}))]
         allowance = budget - sum(len(h.snippet) for h in keep) + RESULT_SLOT_CHARS * max(0, k - len(keep))
-        while pointers and sum(_pointer_cost(c) for c in pointers) > allowance:
+        while pointers and _pointers_cost(pointers) > allowance:
             pointers.pop()
         self._annotate(keep)
         return keep, None, pointers
@@ -539,7 +542,16 @@ def _candidates(files: list[FileEvidence], shown: set[str]) -> list[Candidate]:
 
 
 def _pointer_cost(c: Candidate) -> int:
-    return CANDIDATE_OVERHEAD + len(c.path) + len(c.symbol)
+    """Characters the pointer adds to the XML answer (the largest of the three formats)."""
+    from hippo.render import candidate_element
+
+    return len(candidate_element(c)) + 1
+
+
+def _pointers_cost(pointers: Sequence[Candidate]) -> int:
+    from hippo.render import CANDIDATES_CLOSE, CANDIDATES_OPEN
+
+    return sum(_pointer_cost(c) for c in pointers) + (len(CANDIDATES_OPEN) + len(CANDIDATES_CLOSE) + 2 if pointers else 0)
 
 
 def _apply_budget(hits: list[Hit], budget: int) -> list[Hit]:
