@@ -159,3 +159,25 @@ def test_pointers_never_make_the_answer_longer_than_k_full_results(repo):
         if resp.hits:  # an unused result slot is worth at least the XML one result adds besides its snippet
             one = len(to_xml(SearchResponse(query="", hits=resp.hits[:1]))) - len(to_xml(SearchResponse(query="")))
             assert one - len(resp.hits[0].snippet) > RESULT_SLOT_CHARS
+
+
+def test_late_repeat_blocks_make_room_for_pointers_but_the_first_five_stay():
+    from hippo.filerank import FileEvidence
+    from hippo.results import Hit
+    from hippo.search import PROTECTED_HITS, _make_room_for_pointers
+
+    def hit(i: int, path: str) -> Hit:
+        return Hit(id=str(i), path=path, start_line=i * 10 + 1, end_line=i * 10 + 9, language="python",
+                   score=0.9, snippet="x" * 1000)
+
+    hits = [hit(i, "rich/progress.py") for i in range(8)]
+    others = [FileEvidence(path=f"rich/m{i}.py", score=0.5, best={"start_line": 1, "end_line": 5, "symbol": ""},
+                           best_final=0.5, chunks=1) for i in range(6)]
+    files = [FileEvidence(path="rich/progress.py", score=0.9, best={"start_line": 1, "end_line": 9},
+                          best_final=0.9, chunks=8), *others]
+    kept = _make_room_for_pointers(hits, files, k=8, budget=8000)
+    assert PROTECTED_HITS <= len(kept) < 8
+    assert kept == hits[: len(kept)]  # the best blocks stay, in order
+    # distinct files are never dropped, however many pointers are waiting
+    distinct = [hit(i, f"rich/d{i}.py") for i in range(8)]
+    assert _make_room_for_pointers(distinct, files, k=8, budget=8000) == distinct

@@ -31,11 +31,6 @@ class FileEvidence:
     chunks: int
     symbols: list[str] = field(default_factory=list)
 
-    @property
-    def extra(self) -> float:
-        """What the file adds beyond its best chunk (used to re-order snippet blocks)."""
-        return self.score - self.best_final
-
 
 def path_terms(path: str) -> set[str]:
     """Words of the file name and of its folder below the top level, minus generic ones (src, lib, index...).

@@ -64,10 +64,11 @@ CHANGE_REQUEST = re.compile(
 DOC_WEIGHT_FOR_CHANGES = 0.65  # docs under a change request: the page describing X is not where X changes
 MAX_CANDIDATES = 10  # pointer lines after the snippets (one per file)
 MAX_FILES_NAMED = 12  # snippets' files + pointers: enough for a change that touches several files
+MIN_POINTERS = 4  # make room for this many by dropping late repeat blocks of files already shown
+PROTECTED_HITS = 5  # ... but never any of the first five snippets
 WEAK_POINTERS = 5  # when nothing is confident: a few pointers beside the "no high-confidence results" message
 CANDIDATE_FLOOR = 0.3  # a file needs this share of the best file's evidence to be listed
 RESULT_SLOT_CHARS = 220  # XML around one result's snippet (tags, id, lines, language, date): less than it takes
-FILE_W = 0.0  # how much a file's extra evidence (more chunks, name, symbols) lifts its snippet blocks
 
 
 @dataclass
@@ -407,26 +408,26 @@ class Searcher:
 
     def _select(self, cands, query: str, k: int, budget: int,
                 terms: set[str] = frozenset()) -> tuple[list[Hit], str | None, list[Candidate]]:
-        """Snippets from the best files within the budget, then pointers to the next-best files."""
+        """Snippets of the best chunks within the budget, then pointers to the best files not shown."""
         ranked = sorted(cands, key=lambda c: c.final, reverse=True)
         files = rank_files(((c.row, c.final) for c in ranked), terms, query)
         if not ranked or ranked[0].conf < MIN_CONFIDENCE and max(c.conf for c in ranked) < MIN_CONFIDENCE:
             return [], (f"No high-confidence results found for {query[:120]!r}; the candidates, if any, are weak. "
                         "Try other words, a --keyword, or a broader --glob."), _candidates(files, set())[:WEAK_POINTERS]
-        by_path = {f.path: f for f in files}
+        # Snippets stay in chunk order: lifting blocks of files with more evidence cost the first hit on
+        # paraphrased questions (bench/quality), so file evidence orders the pointers only.
         blocks = _merge_rows(ranked[: k * 4])
-        # A block of a file with more evidence than this one chunk moves up (stable for ties).
-        blocks.sort(key=lambda b: b._rank + FILE_W * by_path[b.path].extra, reverse=True)  # type: ignore[attr-defined]
         top_conf = max(b._conf for b in blocks)  # type: ignore[attr-defined]
         keep = [b for b in blocks if b._conf >= max(MIN_CONFIDENCE * 0.8, top_conf * 0.55)][:k]  # type: ignore[attr-defined]
         if len(keep) > 1 and keep[0]._conf >= 0.85 and keep[1]._conf < keep[0]._conf - 0.3:  # type: ignore[attr-defined]
             keep = keep[:1]  # one very strong hit stands alone
         keep = _apply_budget(keep, budget)
+        keep = _make_room_for_pointers(keep, files, k, budget)
         # Pointers are paid for by what the snippets left of the budget and by the result slots (of k) left
         # unused, so an answer is never longer than one with k full results; a file whose snippet did not
         # fit becomes a pointer.
         pointers = _candidates(files, {h.path for h in keep})[: max(0, MAX_FILES_NAMED - len({h.path for h in keep}))]
-        allowance = budget - sum(len(h.snippet) for h in keep) + RESULT_SLOT_CHARS * max(0, k - len(keep))
+        allowance = _allowance(keep, k, budget)
         while pointers and _pointers_cost(pointers) > allowance:
             pointers.pop()
         self._annotate(keep)
@@ -539,6 +540,23 @@ def _candidates(files: list[FileEvidence], shown: set[str]) -> list[Candidate]:
                              symbol=(row.get("symbol") or next(iter(f.symbols), ""))[:80],
                              score=round(min(1.0, f.score), 4)))
     return out
+
+
+def _allowance(hits: list[Hit], k: int, budget: int) -> int:
+    return budget - sum(len(h.snippet) for h in hits) + RESULT_SLOT_CHARS * max(0, k - len(hits))
+
+
+def _make_room_for_pointers(hits: list[Hit], files: list[FileEvidence], k: int, budget: int) -> list[Hit]:
+    """Drop the last repeat blocks of files already shown (never one of the first PROTECTED_HITS) until
+    MIN_POINTERS pointers fit: a file's fourth snippet is worth less than naming four more files."""
+    hits = list(hits)
+    want = _candidates(files, {h.path for h in hits})[:MIN_POINTERS]
+    while want and _pointers_cost(want) > _allowance(hits, k, budget):
+        repeats = [i for i in range(PROTECTED_HITS, len(hits)) if hits[i].path in {h.path for h in hits[:i]}]
+        if not repeats:
+            break
+        hits.pop(repeats[-1])
+    return hits
 
 
 def _pointer_cost(c: Candidate) -> int:
