@@ -40,7 +40,7 @@ class Candidate:
     start_line: int
     end_line: int
     symbol: str = ""
-    score: float = 0.0  # the file's evidence, on the same 0..1 scale as Hit.score
+    score: float = 0.0  # its best chunk's score (Hit.score's scale); pointers are ordered by whole-file evidence
 
     def to_dict(self) -> dict:
         return asdict(self)

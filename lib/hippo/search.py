@@ -525,7 +525,8 @@ def _block(path: str, run: list[_Cand]) -> Hit:
 
 
 def _candidates(files: list[FileEvidence], shown: set[str]) -> list[Candidate]:
-    """Pointers to the best files without a snippet: their best chunk's lines and symbol, one per file."""
+    """Pointers to the best files without a snippet, in file-evidence order, one per file: the best chunk's
+    lines, symbol and score (the same scale as a result's score)."""
     if not files:
         return []
     floor = CANDIDATE_FLOOR * files[0].score
@@ -538,7 +539,7 @@ def _candidates(files: list[FileEvidence], shown: set[str]) -> list[Candidate]:
         row = f.best
         out.append(Candidate(path=f.path, start_line=int(row["start_line"]), end_line=int(row["end_line"]),
                              symbol=(row.get("symbol") or next(iter(f.symbols), ""))[:80],
-                             score=round(min(1.0, f.score), 4)))
+                             score=round(min(1.0, f.best_final), 4)))
     return out
 
 
