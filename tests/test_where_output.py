@@ -31,7 +31,7 @@ def test_xml_candidates_are_escaped_attributes_of_one_block_after_the_results():
     cands = doc.findall("more_candidates/candidate")
     assert len(cands) == 3
     first = cands[0]
-    assert first.get("path") == HOSTILE_PATH.replace("\x01", "\ufffd")  # round-trips, control char replaced
+    assert first.get("path") == HOSTILE_PATH.replace("\x01", "\\x01")  # round-trips, the control char shown
     assert first.get("symbol") == HOSTILE_SYMBOL and first.get("lines") == "10-20" and first.get("score") == "0.50"
     assert list(first) == [] and (first.text or "") == ""  # a pointer carries no text
     assert xml.count("<result ") == 1  # the hostile symbol opened no element

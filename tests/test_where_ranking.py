@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import pytest
 
-from repo_helpers import git
 from hippo.embedding.fake import FakeEmbedder
 from hippo.filerank import path_terms, rank_files
 from hippo.indexer import index_repo
@@ -11,6 +10,7 @@ from hippo.render import to_xml
 from hippo.results import SearchResponse
 from hippo.search import Searcher
 from hippo.textutil import query_terms
+from repo_helpers import git
 
 
 def _row(path: str, start: int, symbol: str = "") -> dict:

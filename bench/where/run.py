@@ -18,12 +18,12 @@ summary to --out.
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
 import subprocess
 import sys
 import tarfile
-import io
 import time
 from pathlib import Path
 from statistics import mean
@@ -32,7 +32,8 @@ REPO = Path(__file__).resolve().parents[2]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from bench.where import answer, corpora, tasks as taskgen  # noqa: E402
+from bench.where import answer, corpora  # noqa: E402
+from bench.where import tasks as taskgen  # noqa: E402
 
 BASELINE_REF = "49402fa90fc321b77266ab81f197b5f0d29ea4d8"  # main before candidates / file-level ranking
 K = 10
@@ -98,9 +99,9 @@ def checkout(root: Path, commit: str) -> None:
 
 
 def run_corpus(corpus, repos: Path, cache: Path, n: int, workers: list[Worker], embedder) -> list[dict]:
+    from hippo.config import load_settings
     from hippo.indexer import index_repo
     from hippo.state import load_state
-    from hippo.config import load_settings
 
     src = corpora.git_dir(repos, corpus)
     tasks = taskgen.build(src, corpus.name, corpus.head, n)

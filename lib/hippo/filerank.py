@@ -7,8 +7,8 @@ spends the whole character budget on a few files. Stdlib only.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Iterable
 
 from hippo.textutil import text_terms
 
@@ -76,7 +76,7 @@ def rank_files(scored: Iterable[tuple[dict, float]], terms: set[str], query: str
     for path, items in by_path.items():
         items.sort(key=lambda it: it[1], reverse=True)
         finals = [f for _, f in items]
-        score = finals[0] + sum(w * f for w, f in zip(DECAY, finals[1:]))
+        score = finals[0] + sum(w * f for w, f in zip(DECAY, finals[1:], strict=False))
         named = {_stem(t) for t in path_terms(path)}
         if named and stems:
             score += PATH_BONUS * finals[0] * min(1.0, len(named & stems) / max(1, min(2, len(named))))

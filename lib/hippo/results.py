@@ -46,7 +46,7 @@ class Candidate:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict) -> "Candidate":
+    def from_dict(cls, data: dict) -> Candidate:
         known = {k: data[k] for k in cls.__dataclass_fields__ if k in data}
         return cls(**known)
 

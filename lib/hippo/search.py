@@ -530,7 +530,7 @@ def _candidates(files: list[FileEvidence], shown: set[str]) -> list[Candidate]:
     if not files:
         return []
     floor = CANDIDATE_FLOOR * files[0].score
-    out = []
+    out: list[Candidate] = []
     for f in files:
         if f.path in shown:
             continue
