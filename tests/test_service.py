@@ -268,6 +268,9 @@ def test_cli_search_leaves_a_server_warm_for_the_next_call(indexed):
     finally:
         if pid is not None:
             os.kill(pid, 15)
+            deadline = time.time() + 30  # the next test's server needs the singleton lock this one holds
+            while client.server_running(idx) and time.time() < deadline:
+                time.sleep(0.05)
 
 
 def _meta(xml: str, key: str) -> str:
