@@ -454,3 +454,70 @@ class Store:
             q = q.select(list(columns))
         q = q.limit(limit if limit is not None else max(tbl.count_rows(), 1))
         return q.to_list()
+
+    # --- one-pass lookups for the failure path ---------------------------------------------------
+    AT_COLUMNS = ("id", "path", "start_line", "end_line", "language", "symbol", "text")
+
+    @_guarded
+    def literal_lookup(self, terms: Sequence[str], limit: int, where: str | None = None, *,
+                       case_sensitive: bool = True, columns: Sequence[str] = AT_COLUMNS) -> dict[str, list[dict]]:
+        """For each of `terms`, up to `limit` chunks whose text holds it verbatim, in one pass over the table.
+
+        The strings a failure names (message fragments, `raise Name(`, a test's title) cost one scan here
+        instead of one ranked search each. Streams, and stops once every term has `limit` chunks, so a common
+        term cannot crowd out a rare one. Terms nothing holds map to [].
+        """
+        wanted = list(dict.fromkeys(t for t in terms if t))
+        found: dict[str, list[dict]] = {t: [] for t in wanted}
+        tbl = self.chunks()
+        if not wanted or tbl is None:
+            return found
+        col = "text" if case_sensitive else "lower(text)"
+        cond = "(" + " OR ".join(f"strpos({col}, {sql_str(t if case_sensitive else t.lower())}) > 0" for t in wanted) + ")"
+        cond = f"({where}) AND {cond}" if where else cond
+        cols = list(dict.fromkeys([*columns, "text"]))
+        open_terms = set(wanted)
+        q = tbl.search().where(cond).select(cols).limit(max(tbl.count_rows(), 1))
+        for batch in q.to_batches(CHECK_BATCH):
+            for row in batch.to_pylist():
+                text = row["text"] if case_sensitive else row["text"].lower()
+                for t in list(open_terms):
+                    if (t if case_sensitive else t.lower()) in text:
+                        found[t].append(row)
+                        if len(found[t]) >= limit:
+                            open_terms.discard(t)
+            if not open_terms:
+                break
+        return found
+
+    @_guarded
+    def identifier_lookup(self, names: Sequence[str], limit: int, where: str | None = None,
+                          columns: Sequence[str] = AT_COLUMNS) -> dict[str, list[dict]]:
+        """For each of `names`, up to `limit` chunks that define it: the chunker's `symbol` names it whole
+        (`Store.refresh`) or as its last dotted part (`refresh`), alone or in a group (`a, b`). One scan of
+        the small symbol column, then an exact comparison here."""
+        wanted = list(dict.fromkeys(n for n in names if n))
+        found: dict[str, list[dict]] = {n: [] for n in wanted}
+        tbl = self.chunks()
+        if not wanted or tbl is None:
+            return found
+        cond = "(" + " OR ".join(f"strpos(symbol, {sql_str(n)}) > 0" for n in wanted) + ")"
+        cond = f"({where}) AND {cond}" if where else cond
+        cols = list(dict.fromkeys([*columns, "symbol"]))
+        for row in tbl.search().where(cond).select(cols).limit(max(tbl.count_rows(), 1)).to_list():
+            parts = {p.strip() for p in (row.get("symbol") or "").split(",")}
+            named = parts | {p.rsplit(".", 1)[-1] for p in parts}
+            for n in wanted:
+                if n in named and len(found[n]) < limit:
+                    found[n].append(row)
+        return found
+
+    @_guarded
+    def symbols(self) -> list[dict]:
+        """(path, start_line, end_line, symbol) of every chunk that names one: the nearest-name fallback
+        when a failure names something the repository does not define."""
+        tbl = self.chunks()
+        if tbl is None:
+            return []
+        q = tbl.search().where("symbol != ''").select(["path", "start_line", "end_line", "symbol"])
+        return q.limit(max(tbl.count_rows(), 1)).to_list()
