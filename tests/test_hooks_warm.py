@@ -127,7 +127,7 @@ def test_hook_process_uses_server_and_imports_little(warm_server):
     out = json.loads(proc.stdout)
     assert "<source_file>py/shop/" in out["hookSpecificOutput"]["additionalContext"]
     imported = {line.split("|")[-1].strip() for line in proc.stderr.decode().splitlines() if "|" in line}
-    for heavy in ("hippo.hooks.signals", "hippo.hooks.failure", "hippo.config", "hippo.render", "pathlib",
+    for heavy in ("hippo.diagnosis.signals", "hippo.diagnosis.pipeline", "hippo.hooks.failure", "hippo.config", "hippo.render", "pathlib",
                   "subprocess", "dataclasses", "lancedb", "numpy"):
         assert heavy not in imported, heavy
 

@@ -27,7 +27,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from hippo import pasted, secrets, textutil
-from hippo.hooks import gate, signals
+from hippo.diagnosis import gate, signals
 
 SLOW_BEFORE = "Exit code 1\n" + ("at" + " " * 1500 + "\n") * 6  # 130 s on main, a few ms now
 ONE_LINE = "Exit code 1\nat" + " " * 1500  # 21.6 s on main
@@ -94,7 +94,7 @@ def _run_python(code: str, timeout: float, **env: str) -> subprocess.CompletedPr
 
 @pytest.mark.parametrize("text", [SLOW_BEFORE, ONE_LINE], ids=["six-lines", "one-line"])
 def test_known_bad_output_is_parsed_at_once(text):
-    code = ("import json, sys\nfrom hippo.hooks.signals import extract\n"
+    code = ("import json, sys\nfrom hippo.diagnosis.signals import extract\n"
             "sig = extract(json.loads(sys.argv[1]) if len(sys.argv) > 1 else json.load(sys.stdin))\n"
             "print(sig.exit_code)")
     proc = subprocess.run([sys.executable, "-c", code], input=json.dumps(text), capture_output=True, text=True,

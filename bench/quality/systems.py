@@ -186,9 +186,9 @@ class HippoErrorHook:
         self.searcher = searcher
 
     def search(self, query: str, command: str = "") -> list[Result]:
-        from hippo.hooks.failure import diagnose
-        from hippo.hooks.gate import pre_gate
-        from hippo.hooks.signals import extract
+        from hippo.diagnosis.pipeline import diagnose
+        from hippo.diagnosis.gate import pre_gate
+        from hippo.diagnosis.signals import extract
 
         root = str(self.searcher.root)
         if not pre_gate(extract(query, cwd=root, root=root), command).inject:

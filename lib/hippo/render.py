@@ -167,3 +167,21 @@ def to_text(resp: SearchResponse) -> str:
                  f"{', indexed ' + str(m['indexed_commit'])[:10] if m.get('indexed_commit') else ''}"
                  f"{', ' + m['index_status'] if m.get('index_status') else ''}]")
     return "\n".join(lines)
+
+
+def failure_xml(hits: list[dict]) -> str:
+    """The failure hook's `<search_results>`: per result only the seed's fields (source_file, lines,
+    language, last_modified, score) and `why`, the one-line reason it is evidence; no id or meta block."""
+    out = ["<search_results>"]
+    for h in hits:
+        attrs = f"score={quoteattr(format(float(h.get('score') or 0), '.2f'))}"
+        if h.get("why"):
+            attrs += f" why={quoteattr(display(_strip_invalid_xml_chars(str(h['why']))))}"
+        out.append(f"<result {attrs}>")
+        out.append(f"<source_file>{escape(display(h['path']))}</source_file><lines>{int(h['start_line'])}-"
+                   f"{int(h['end_line'])}</lines><language>{_text(h.get('language') or '')}</language>"
+                   + (f"<last_modified>{_text(h['last_modified'])}</last_modified>" if h.get("last_modified") else ""))
+        out.append(f"<snippet>{_cdata(h['snippet'])}</snippet>")
+        out.append("</result>")
+    out.append("</search_results>")
+    return "\n".join(out)

@@ -132,8 +132,8 @@ class WarmIndex:
         return resp.to_dict()
 
     def diagnose(self, req: dict) -> dict | None:
-        """Failure retrieval (hooks.failure.diagnose) over this index; in cold mode keyword-only, budgeted."""
-        from hippo.hooks.failure import diagnose
+        """Failure retrieval (hippo.diagnosis) over this index; in cold mode keyword-only, budgeted."""
+        from hippo.diagnosis.pipeline import diagnose
 
         self.needed = True
         if not self.cold:

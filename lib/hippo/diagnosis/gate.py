@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from hippo.hooks.signals import Signals, message_literals
+from hippo.diagnosis.signals import Signals, message_literals
 
 _ENVIRONMENT_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("command-not-found", re.compile(r"command not found|: not found$|is not recognized as an internal or external command|No such file or directory \(os error 2\)|executable file not found", re.M | re.I)),
