@@ -324,7 +324,7 @@ class Collector:
         except Exception:  # noqa: BLE001
             return
         for h in resp.hits:
-            if h.stale or hit_reason(h.snippet, h.score, self.sig) is None:
+            if h.stale or hit_reason(h.snippet, h.score, self.sig) != "message-literal":
                 continue
             first = next((i for i, t in enumerate(h.snippet.split("\n")) if t.strip()), 0)
             anchor = h.snippet.split("\n")[first].strip()[:120]

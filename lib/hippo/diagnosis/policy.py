@@ -10,8 +10,8 @@ from __future__ import annotations
 from hippo.diagnosis.evidence import Evidence, LiveFiles, relocate, window
 from hippo.diagnosis.runners import is_doc_path, is_test_path
 
-SNIPPET_BUDGET = 1500  # characters of code shown per failure
-MAX_HITS = 4
+SNIPPET_BUDGET = 1200  # characters of code shown per failure
+MAX_HITS = 3
 MIN_ROOM = 250  # a hit cut below this many characters says too little
 SHOWN_SHARE = 0.6  # a window whose lines the output already prints at least this much is dropped
 MIN_WEIGHT = 20.0

@@ -15,8 +15,7 @@ _TEST_PATH = re.compile(
     r"(?:^|/)(?:tests?|__tests__|spec|specs|testing|test_?utils?)/|(?:^|/)(?:test_[^/]*|[^/]*_test|conftest)\.py$|"
     r"\.(?:test|spec)\.[cm]?[jt]sx?$|_test\.go$|_spec\.rb$|(?:Test|Tests|IT)\.(?:java|kt)$")
 _DOC_PATH = re.compile(
-    r"\.(?:md|mdx|rst|txt|adoc)$|(?:^|/)(?:docs?|examples?)/|(?:^|/)(?:CHANGES|CHANGELOG|HISTORY|History|NEWS|RELEASE)[^/]*$",
-    re.I)
+    r"(?i:\.(?:md|mdx|rst|txt|adoc)$|(?:^|/)(?:docs?|examples?)/)|(?:^|/)(?:CHANGES|CHANGELOG|HISTORY|History|NEWS|RELEASE)[^/]*$")
 
 
 def is_test_path(path: str) -> bool:
@@ -42,8 +41,8 @@ _JEST_TITLE = re.compile(r"^[^\S\n]+● (?P<t>\S[^\n]{0,400})$", re.M)
 _MOCHA_TITLE = re.compile(r"^[^\S\n]+\d{1,4}\) (?P<t>\S[^\n]{0,400})$", re.M)
 _GO_FAIL = re.compile(r"^[^\S\n]*--- FAIL: (?P<name>\w{1,200})", re.M)
 _CARGO_FAIL = re.compile(r"^---- (?P<name>[\w:]{1,300}) stdout ----$|^thread '(?P<tname>[\w:]{1,300})' panicked", re.M)
-_RSPEC = re.compile(r"^rspec (?P<path>\./\S{1,300}_spec\.rb):\d+", re.M)
-_JUNIT = re.compile(r"^\[ERROR\][^\S\n]+(?P<cls>[\w.$]{1,300})\.(?P<name>\w{1,200})[^\S\n]", re.M)
+_RSPEC = re.compile(r"^rspec (?P<path>\./\S{1,300}_spec\.rb):\d{1,6}(?: # (?P<t>[^\n]{1,400}))?", re.M)
+_JUNIT = re.compile(r"^\[ERROR\][^\S\n]+(?P<cls>[\w.$]{1,300})\.(?P<name>\w{1,200})(?::\d{1,6})?[^\S\n]", re.M)
 
 
 def failing_tests(text: str) -> list[FailingTest]:
@@ -60,6 +59,8 @@ def failing_tests(text: str) -> list[FailingTest]:
             add(m.group("path"), m.group("name").split("::")[-1])
     for m in _UNITTEST.finditer(text):
         add("", m.group("name"))
+    for m in _RSPEC.finditer(text):
+        add(m.group("path"), (m.group("t") or "").strip())
     jest_file = _JEST_FILE.search(text)
     for m in _JEST_TITLE.finditer(text):
         title = m.group("t").rstrip()
@@ -75,8 +76,6 @@ def failing_tests(text: str) -> list[FailingTest]:
         name = (m.group("name") or m.group("tname") or "").split("::")[-1]
         if name != "main":
             add("", name)
-    for m in _RSPEC.finditer(text):
-        add(m.group("path"), "")
     for m in _JUNIT.finditer(text):
         add("", m.group("name"))
     return out[:8]

@@ -1,0 +1,302 @@
+"""hippo.diagnosis: runner formats, names in the error, recent changes, live text only, the failure XML
+with why=, environment failures injecting nothing. Runner outputs are cut from real runs (bench/realfail
+cases and the runners' own formats); the end-to-end tests index a small real repo with the fake embedder."""
+from __future__ import annotations
+
+import json
+import subprocess
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from hippo.diagnosis import changes, runners
+from hippo.diagnosis.evidence import Evidence, LiveFiles, body_of, relocate
+from hippo.diagnosis.gate import pre_gate
+from hippo.diagnosis.signals import extract
+from hippo.render import failure_xml
+
+
+# --- runner formats ------------------------------------------------------------------------------
+PYTEST = """\
+    def test_metric(test_args, expected):
+>       assert humanize.metric(*test_args) == expected
+E       AssertionError: assert '1000 V' == '1.00 kV'
+
+tests/test_number.py:281: AssertionError
+=========================== short test summary info ============================
+FAILED tests/test_number.py::test_metric[test_args52-1.00 kV] - AssertionError: assert '1000 V' == '1.00 kV'
+"""
+JEST = """\
+FAIL tests/command.help.test.js
+  ● Command help › when program has no commands then helpInformation omits Commands
+
+    expect(received).toBe(expected) // Object.is equality
+
+      26 |   const program = new commander.Command();
+    > 27 |   expect(program.helpInformation()).toBe(expectedHelpInformation);
+         |                                     ^
+
+      at Object.toBe (tests/command.help.test.js:27:37)
+"""
+UNITTEST = """\
+======================================================================
+FAIL: test_parse_date (tests.test_dates.DateTests)
+----------------------------------------------------------------------
+Traceback (most recent call last):
+  File "/r/tests/test_dates.py", line 12, in test_parse_date
+    self.assertEqual(parse_date("2024-01-02"), date(2024, 1, 2))
+AssertionError: None != datetime.date(2024, 1, 2)
+"""
+GO = """\
+--- FAIL: TestLedgerBalance (0.00s)
+    ledger_test.go:19: balance = 3, want 4
+FAIL
+"""
+CARGO = """\
+---- tests::adds stdout ----
+thread 'tests::adds' panicked at src/lib.rs:14:9:
+assertion `left == right` failed
+  left: 5
+ right: 4
+"""
+RSPEC = "Failures:\n\n  1) Cart totals\n\nrspec ./spec/cart_spec.rb:12 # Cart totals\n"
+JUNIT = "[ERROR]   InventoryTest.takeMoreThanStock:23 expected: <1> but was: <0>\n"
+
+
+@pytest.mark.parametrize("text,expected", [
+    (PYTEST, [("tests/test_number.py", "test_metric")]),
+    (JEST, [("tests/command.help.test.js", "when program has no commands then helpInformation omits Commands")]),
+    (UNITTEST, [("", "test_parse_date")]),
+    (GO, [("", "TestLedgerBalance")]),
+    (CARGO, [("", "adds")]),
+    (RSPEC, [("./spec/cart_spec.rb", "Cart totals")]),
+    (JUNIT, [("", "takeMoreThanStock")]),
+])
+def test_failing_tests_per_runner(text, expected):
+    got = [(t.path, t.name) for t in runners.failing_tests(text)]
+    assert got[: len(expected)] == expected
+
+
+def test_quoted_failing_lines_pytest_and_jest():
+    assert runners.quoted_source(PYTEST) == ["assert humanize.metric(*test_args) == expected"]
+    assert runners.quoted_source(JEST) == ["expect(program.helpInformation()).toBe(expectedHelpInformation);"]
+    # what the failing line calls, without harness vocabulary
+    assert runners.called_names(runners.quoted_source(PYTEST)) == ["metric"]
+    assert runners.called_names(runners.quoted_source(JEST)) == ["helpInformation"]
+
+
+def test_frames_from_runner_formats_resolve_inside_the_repo():
+    root = "/r"
+    cargo = extract("Exit code 101\n" + CARGO, cwd=root, root=root)
+    assert [(loc.path, loc.line) for loc in cargo.repo_locations][:1] == [("src/lib.rs", 14)]
+    jest = extract("Exit code 1\n" + JEST, cwd=root, root=root)
+    assert ("tests/command.help.test.js", 27) in [(loc.path, loc.line) for loc in jest.repo_locations]
+    py = extract("Exit code 1\n" + PYTEST, cwd=root, root=root)
+    assert ("tests/test_number.py", 281) in [(loc.path, loc.line) for loc in py.repo_locations]
+
+
+@pytest.mark.parametrize("message,name,kind", [
+    ("AttributeError: 'Command' object has no attribute 'opts_list'", "opts_list", "attribute"),
+    ("TypeError: naturaltime() got an unexpected keyword argument 'futur'", "futur", "keyword"),
+    ("TypeError: naturaltime() got an unexpected keyword argument 'futur'", "naturaltime", "callee"),
+    ("error[E0599]: no method named `balanse` found for struct `Ledger`", "balanse", "method"),
+    ("Error: Cannot find module './lib/suggestSimilar'", "./lib/suggestSimilar", "module"),
+    ("TypeError: program.helpInfo is not a function", "helpInfo", "name"),
+    ("ImportError: cannot import name 'intword_x' from 'humanize'", "intword_x", "name"),
+])
+def test_names_the_error_is_about(message, name, kind):
+    assert runners.NameRef(name, kind) in runners.error_names([message])
+
+
+def test_test_harness_and_docs_paths():
+    assert runners.is_test_path("tests/test_number.py") and runners.is_test_path("lib/x.test.ts")
+    assert runners.is_test_path("pkg/ledger_test.go") and not runners.is_test_path("src/humanize/number.py")
+    assert runners.is_doc_path("CHANGES.rst") and runners.is_doc_path("docs/api.md")
+    assert runners.is_doc_path("History.md") and not runners.is_doc_path("lib/history.js")
+
+
+def test_body_of_a_test_stops_at_the_next_test():
+    text = "def test_a():\n    f(1)\n\n\ndef test_b():\n    g(2)\n"
+    assert body_of(text, "def test_a") == ["def test_a():", "    f(1)", "", ""]
+    js = "it('adds', () => {\n  expect(add(1)).toBe(2);\n});\nit('subs', () => {\n  sub(1);\n});\n"
+    assert runners.called_names(body_of(js, "'adds'")) == ["add"]
+
+
+# --- recent changes --------------------------------------------------------------------------------
+def test_diff_hunks_parse_new_side_ranges():
+    diff = ("diff --git a/src/a.py b/src/a.py\n--- a/src/a.py\n+++ b/src/a.py\n@@ -10,2 +10,3 @@ def f():\n"
+            "-x\n+y\n@@ -40 +41,0 @@\n-gone\ndiff --git a/old.py b/old.py\n--- a/old.py\n+++ /dev/null\n@@ -1 +0,0 @@\n-z\n")
+    assert changes.parse(diff, "working tree") == [changes.Hunk("src/a.py", 10, 12, "working tree"),
+                                                  changes.Hunk("src/a.py", 42, 42, "working tree")]
+
+
+def _git(root: Path, *args: str) -> None:
+    subprocess.run(["git", "-c", "user.name=T", "-c", "user.email=t@e", *args], cwd=root, check=True,
+                   capture_output=True)
+
+
+def test_working_tree_and_last_commit_hunks(tmp_path):
+    _git(tmp_path, "init", "-q", "-b", "main")
+    (tmp_path / "a.py").write_text("def f():\n    return 1\n")
+    _git(tmp_path, "add", "-A")
+    _git(tmp_path, "commit", "-q", "-m", "one")
+    (tmp_path / "a.py").write_text("def f():\n    return 2\n\n\ndef g():\n    return 3\n")
+    _git(tmp_path, "commit", "-qam", "two")
+    (tmp_path / "a.py").write_text("def f():\n    return 20\n\n\ndef g():\n    return 3\n")
+    assert changes.working_tree(tmp_path) == [changes.Hunk("a.py", 2, 2, "working tree")]
+    assert changes.last_commit(tmp_path) == [changes.Hunk("a.py", 2, 6, "last commit")]
+
+
+# --- live text only ----------------------------------------------------------------------------------
+class _Rec:
+    def __init__(self, p: Path):
+        st = p.stat()
+        self.size, self.mtime_ns, self.blob = st.st_size, st.st_mtime_ns, None
+
+
+class _State:
+    def __init__(self, root: Path, paths):
+        self.files = {p: _Rec(root / p) for p in paths}
+
+
+def test_a_moved_definition_is_read_from_disk_and_a_vanished_one_dropped(tmp_path):
+    src = tmp_path / "m.py"
+    src.write_text("def keep():\n    pass\n\n\ndef target(x):\n    return x\n")
+    live = LiveFiles(tmp_path, _State(tmp_path, ["m.py"]))
+    ev = Evidence("m.py", 5, 6, 5, "definition of target", 80, anchor="def target(x):", from_index=True)
+    src.write_text("import os\n\n\ndef keep():\n    pass\n\n\ndef target(x):\n    return x\n")  # moved 3 lines down
+    got = relocate(ev, live)
+    assert got is not None and (got.start, got.end, got.focus) == (8, 9, 8)
+    live = LiveFiles(tmp_path, _State(tmp_path, ["m.py"]))
+    src.write_text("def keep():\n    pass\n")  # gone since indexing
+    assert relocate(Evidence("m.py", 5, 6, 5, "d", 80, anchor="def target(x):", from_index=True), live) is None
+
+
+# --- the failure XML -----------------------------------------------------------------------------------
+def test_failure_xml_has_the_seed_fields_and_why():
+    hits = [{"path": "src/a.py", "start_line": 3, "end_line": 4, "language": "python", "score": 0.9,
+             "last_modified": "2026-01-02", "snippet": "x = ']]>'\n</snippet>", "why": 'definition of "json_body" <x>'}]
+    doc = ET.fromstring(failure_xml(hits))
+    (res,) = doc.findall("result")
+    assert res.get("why") == 'definition of "json_body" <x>' and res.get("score") == "0.90"
+    assert [c.tag for c in res] == ["source_file", "lines", "language", "last_modified", "snippet"]
+    assert res.findtext("snippet").strip("\n") == "x = ']]>'\n</snippet>"
+    assert doc.find("meta") is None and res.get("id") is None
+
+
+# --- environment failures ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("error,command", [
+    ("Exit code 1\nTraceback (most recent call last):\n  File \"<string>\", line 1, in <module>\n"
+     "ModuleNotFoundError: No module named 'requests'\n", "python -c 'import requests'"),
+    ("Exit code 1\nnode:internal/modules/cjs/loader:1228\n  throw err;\n  ^\n\nError: Cannot find module 'left-pad'\n",
+     "node -e \"require('left-pad')\""),
+    ("Exit code 5\n============================= test session starts ==============================\n"
+     "collected 0 items\n\n============================ no tests ran in 0.01s =============================\n",
+     "pytest -k nothing"),
+    ("Exit code 127\nbash: line 1: cargo: command not found\n", "cargo test"),
+])
+def test_environment_failures_are_gated_out(error, command):
+    assert not pre_gate(extract(error, cwd="/r", root="/r"), command).inject
+
+
+# --- end to end on a real (fake-embedder) index -----------------------------------------------------------
+@pytest.fixture()
+def repo(tmp_path):
+    pytest.importorskip("lancedb")
+    from hippo.embedding import load_embedder
+    from hippo.indexer import index_repo
+
+    root = tmp_path / "repo"
+    (root / "shop").mkdir(parents=True)
+    (root / "tests").mkdir()
+    (root / "shop" / "__init__.py").write_text("")
+    (root / "shop" / "prices.py").write_text(
+        "def net_total(items):\n    return sum(i['price'] for i in items)\n\n\n"
+        "def with_tax(total, rate=0.2):\n    return round(total * (1 + rate), 2)\n\n\n"
+        "def format_price(value):\n    return f'{value:.2f} EUR'\n")
+    (root / "tests" / "test_prices.py").write_text(
+        "from shop.prices import net_total, with_tax\n\n\n"
+        "def test_with_tax():\n    assert with_tax(net_total([{'price': 10}])) == 12.0\n")
+    (root / "CHANGES.md").write_text("# Changes\n\n- with_tax now rounds to 2 places\n")
+    _git(root, "init", "-q", "-b", "main")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-q", "-m", "init")
+    embedder = load_embedder("fake")
+    index_repo(root, embedder=embedder)
+    return root, embedder
+
+
+def _diagnose(root: Path, embedder, error: str) -> dict:
+    from hippo.diagnosis.pipeline import diagnose
+    from hippo.search import Searcher
+
+    return diagnose(Searcher(root, embedder=embedder), {"error": error, "cwd": str(root)}, mode="keyword")
+
+
+ASSERT_FAIL = """Exit code 1
+    def test_with_tax():
+>       assert with_tax(net_total([{'price': 10}])) == 12.0
+E       assert 11.0 == 12.0
+
+tests/test_prices.py:5: AssertionError
+FAILED tests/test_prices.py::test_with_tax - assert 11.0 == 12.0
+"""
+
+
+def test_code_under_test_is_found_from_the_failing_line(repo):
+    root, embedder = repo
+    resp = _diagnose(root, embedder, ASSERT_FAIL)
+    whys = {h["why"]: h for h in resp["hits"]}
+    assert "definition of with_tax, called by the failing line" in whys
+    assert whys["definition of with_tax, called by the failing line"]["path"] == "shop/prices.py"
+    assert not any(h["path"] == "CHANGES.md" for h in resp["hits"])
+    assert not any(h["path"] == "tests/test_prices.py" for h in resp["hits"])  # the output already shows it
+
+
+def test_an_uncommitted_edit_leads_and_its_text_is_live(repo):
+    root, embedder = repo
+    p = root / "shop" / "prices.py"
+    p.write_text(p.read_text().replace("(1 + rate), 2)", "(1 + rate / 2), 2)"))  # not re-indexed
+    resp = _diagnose(root, embedder, ASSERT_FAIL)
+    first = resp["hits"][0]
+    assert first["why"] == "changed in your working tree" and first["path"] == "shop/prices.py"
+    assert "(1 + rate / 2)" in first["snippet"]
+    lines = p.read_text().split("\n")
+    for h in resp["hits"]:  # every snippet is the live file's text at its lines
+        live = (root / h["path"]).read_text().split("\n")[h["start_line"] - 1:h["end_line"]]
+        assert h["snippet"].split("\n") == live
+    assert lines
+
+
+def test_a_missing_attribute_brings_the_nearest_existing_name(repo):
+    root, embedder = repo
+    error = ("Exit code 1\nTraceback (most recent call last):\n  File \"<string>\", line 1, in <module>\n"
+             "AttributeError: module 'shop.prices' has no attribute 'format_prices'\n")
+    resp = _diagnose(root, embedder, error)
+    assert resp["hits"] and resp["hits"][0]["why"] == "format_price: the nearest existing name to format_prices"
+    assert "def format_price" in resp["hits"][0]["snippet"]
+
+
+def test_hook_output_parses_with_why_and_env_failure_injects_nothing(repo, tmp_path, monkeypatch):
+    root, embedder = repo
+    from hippo.hooks import failure
+
+    monkeypatch.setenv("HIPPO_HOME", str(tmp_path / "home"))
+
+    def diagnoser(request):
+        from hippo.diagnosis.pipeline import diagnose
+        from hippo.search import Searcher
+
+        return diagnose(Searcher(root, embedder=embedder), request, mode="keyword")
+
+    payload = {"tool_name": "Bash", "tool_input": {"command": "pytest"}, "error": ASSERT_FAIL, "session_id": "s",
+               "cwd": str(root)}
+    out = failure.handle(payload, diagnoser=diagnoser)
+    ctx = out["hookSpecificOutput"]["additionalContext"]
+    doc = ET.fromstring(ctx[ctx.index("<search_results>"):])
+    assert all(r.get("why") for r in doc.findall("result"))
+    env = {**payload, "error": "Exit code 1\nModuleNotFoundError: No module named 'requests'\n",
+           "tool_input": {"command": "python -c 'import requests'"}, "session_id": "s2"}
+    assert failure.handle(env, diagnoser=diagnoser) is None
+    json.dumps(out)
