@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import shutil
 import threading
 import time
 from pathlib import Path
@@ -15,7 +16,7 @@ import pytest
 
 from hippo.hooks.common import find_repo_root
 from hippo.service import client
-from test_hooks_diagnose import FakeSearcher
+from test_hooks_diagnose import PROJECTS, FakeSearcher
 
 ERRORS = Path(__file__).parent / "fixtures" / "errors"
 
@@ -37,6 +38,7 @@ def warm_server(git_repo, monkeypatch):
     idx.mkdir()
     (idx / "state.json").write_text("{}")
     srv = QueryServer(root, idle_s=3.0)
+    shutil.copytree(PROJECTS, root, dirs_exist_ok=True)  # the live files the diagnosis reads
     srv._searcher = FakeSearcher(root)
     t = threading.Thread(target=srv.serve, daemon=True)
     t.start()
@@ -97,7 +99,7 @@ def test_warm_hook_answers_whole_hook_and_dedupes(warm_server):
     assert answered and out is not None
     ctx = out["hookSpecificOutput"]["additionalContext"]
     assert out["hookSpecificOutput"]["hookEventName"] == "PostToolUseFailure"
-    assert ctx.startswith("hippo: code related to this failure") and "<source_file>py/shop/" in ctx
+    assert ctx.startswith("hippo: live code this failure points to") and "<source_file>py/shop/" in ctx
     # the same session gets nothing new for the same failure: the server recorded what it injected
     again = client.warm_hook("tool-failure", payload)
     assert again[0] and (again[1] is None or again[1]["hookSpecificOutput"]["additionalContext"] != ctx)

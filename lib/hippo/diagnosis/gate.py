@@ -35,9 +35,10 @@ _ENVIRONMENT_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         r"E: Could not open lock file|ResolutionImpossible|Could not resolve dependencies", re.I)),
     ("resources", re.compile(r"^Killed$|Out of memory|No space left on device|Too many open files|Cannot allocate memory", re.M | re.I)),
     ("missing-path", re.compile(r"^(?:ls|cat|cd|rm|cp|mv|mkdir|rmdir|touch|head|tail|stat|chmod|chown|du|find|bash|sh|zsh|open|source|\.)(?:\: line \d+)?: .*(?:No such file or directory|cannot access|Not a directory|Is a directory)", re.M)),
-    # a dependency that is not installed (no repo frame on the way, or pre_gate would not get here)
+    # a top-level dependency that is not installed (a dotted name may be the repo's own module; with a
+    # repo frame on the way pre_gate would not get here)
     ("missing-dependency", re.compile(
-        r"^(?:ModuleNotFoundError|ImportError): No module named '[\w.]{1,200}'[^\S\n]*$|"
+        r"^(?:ModuleNotFoundError|ImportError): No module named '\w{1,200}'[^\S\n]*$|"
         r"^Error: Cannot find module '(?![./])[^'\n]{1,200}'|cannot find package \"[^\"\n]{1,200}\" in any of", re.M)),
     ("make-target", re.compile(r"^make(?:\[\d+\])?: \*\*\* No rule to make target", re.M)),
 ]

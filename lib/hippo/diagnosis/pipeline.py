@@ -122,7 +122,7 @@ class Collector:
             if n_src >= MAX_FRAMES:
                 continue
             why = "where the failure was raised (innermost frame)" if n_src == 0 else f"frame {n_src + 1} of the traceback"
-            weight = policy.W_RAISE if n_src == 0 else policy.W_FRAME - 4 * n_src
+            weight = policy.W_RAISE if n_src == 0 else policy.W_FRAME + 12 - 4 * n_src  # frame 2 before the failing line's callees
             self.items.append(Evidence(path, start, end, line, why, weight, language=lang, max_lines=FRAME_LINES))
             n_src += 1
         return out
@@ -236,7 +236,9 @@ class Collector:
                 if (tests_too or not runners.is_test_path(r["path"])) and (
                         r["path"] not in head or r["start_line"] < head[r["path"]]["start_line"]):
                     head[r["path"]] = r
-            out[name] = sorted(head.values(), key=lambda r: (runners.is_doc_path(r["path"]), runners.is_test_path(r["path"])))
+            # the implementation before its stub or declaration file (`.pyi`, `.d.ts`)
+            out[name] = sorted(head.values(), key=lambda r: (runners.is_doc_path(r["path"]), runners.is_test_path(r["path"]),
+                                                            r["path"].endswith((".pyi", ".d.ts"))))
         return out
 
     def _nearest(self, name: str) -> str | None:

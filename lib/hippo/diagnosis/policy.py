@@ -74,8 +74,8 @@ def select(candidates: list[Evidence], live: LiveFiles, output: str, exclude: se
             continue
         if any(o.path == ev.path and lo <= ohi and olo <= hi for o, olo, ohi, _ in out):
             continue  # overlapping evidence already chosen
-        if _shown_share(text, shown) >= SHOWN_SHARE:
-            continue  # the output already prints these lines
+        if ev.weight < W_CHANGED and _shown_share(text, shown) >= SHOWN_SHARE:
+            continue  # the output already prints these lines (an edit's lines are news even when printed)
         room = budget - used
         if len(text) > room:
             lo, hi, text = _cut(text, lo, ev.focus, room)
