@@ -16,7 +16,6 @@ from hippo.diagnosis.gate import pre_gate
 from hippo.diagnosis.signals import extract
 from hippo.render import failure_xml
 
-
 # --- runner formats ------------------------------------------------------------------------------
 PYTEST = """\
     def test_metric(test_args, expected):

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
-import shutil
 import threading
 import time
 from pathlib import Path

@@ -114,7 +114,7 @@ class Collector:
             self.on_path.add(path)
             if len(out) > MAX_FRAMES * 2:
                 break
-        for i, (path, line, _func) in enumerate(out[:MAX_FRAMES * 2]):
+        for path, line, _func in out[:MAX_FRAMES * 2]:
             start, end, lang, _ = self._unit(path, line)
             if runners.is_test_path(path):
                 self.items.append(Evidence(path, start, end, line, "the failing test", policy.W_TEST, language=lang))

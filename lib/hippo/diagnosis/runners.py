@@ -160,8 +160,7 @@ _NOT_NAMES = {
     "describe", "it", "test", "beforeEach", "afterEach", "beforeAll", "afterAll", "jest", "vi", "spyOn",
     "toBe", "toEqual", "toStrictEqual", "toThrow", "toHaveBeenCalled", "toHaveBeenCalledWith", "toMatch",
     "toContain", "toBeTruthy", "toBeFalsy", "toBeUndefined", "toBeDefined", "toHaveLength", "toMatchObject",
-    "toThrowError", "toHaveProperty", "toBeNull", "not", "mockImplementation", "mockReturnValue", "fn",
-    "t", "Equal", "Errorf", "Fatalf", "Fatal", "Error", "Run", "Helper", "deepEqual", "strictEqual", "equal",
+    "toThrowError", "toHaveProperty", "toBeNull", "not", "mockImplementation", "mockReturnValue", "t", "Equal", "Errorf", "Fatalf", "Fatal", "Run", "Helper", "deepEqual", "strictEqual", "equal",
     "ok", "throws", "rejects", "should", "eq", "to", "be", "assert_called_once_with", "assert_called_with",
 }
 
