@@ -73,9 +73,12 @@ class Discovery:
     files: list[FileEntry]
     skipped: dict[str, int] = field(default_factory=dict)
     bad_names: list[str] = field(default_factory=list)  # names that are not UTF-8 (surrogate-escaped)
+    skipped_paths: list[tuple[str, str]] = field(default_factory=list)  # (reason, path): `hippo index -v`
 
-    def skip(self, reason: str) -> None:
+    def skip(self, reason: str, rel: str = "") -> None:
         self.skipped[reason] = self.skipped.get(reason, 0) + 1
+        if rel:
+            self.skipped_paths.append((reason, rel))
 
 
 def _dir_reason(parent: str) -> str | None:
@@ -259,18 +262,18 @@ def _walk(root: Path, disc: Discovery) -> list[str]:
             if d in NEVER_DESCEND:
                 continue
             if os.path.islink(os.path.join(dirpath, d)):
-                disc.skip("symlink")
+                disc.skip("symlink", rel + "/")
             elif d.lower() in VENDORED_DIRS or d.endswith(".egg-info"):
-                disc.skip("vendored")  # pruned whole (node_modules can hold 100k files): counts once
+                disc.skip("vendored", rel + "/")  # pruned whole (node_modules can hold 100k files): counts once
             elif ignored(rel, True):
-                disc.skip("ignored")
+                disc.skip("ignored", rel + "/")
             else:
                 keep.append(d)
         dirnames[:] = sorted(keep)
         for f in filenames:
             rel = prefix + f
             if ignored(rel, False):
-                disc.skip("ignored")
+                disc.skip("ignored", rel)
             else:
                 out.append(rel)
     return out
@@ -320,7 +323,7 @@ def discover(root: Path, settings: Settings, known: Mapping[str, object] | None 
         if reason == "missing":  # deleted in the work tree but still in the index
             continue
         if reason or st is None:
-            disc.skip(reason or "unreadable")
+            disc.skip(reason or "unreadable", rel)
             continue
         disc.files.append(FileEntry(rel, st.st_size, st.st_mtime_ns, blobs.get(rel)))
     return disc

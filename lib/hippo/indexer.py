@@ -37,6 +37,8 @@ from hippo.state import SCHEMA_VERSION, FileRecord, IndexState, load_state, save
 from hippo.textutil import identifier_text
 
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
+# Phases: "files" and "vectors" count work; "keyword-ready" (files indexed, chunks awaiting a vector) says
+# full-text search works now while vectors are still to be filled in.
 
 FILE_BATCH = 200
 EMBED_TEXT_CHARS = 1000  # MiniLM sees 256 tokens, roughly 1,000 characters of code
@@ -63,17 +65,20 @@ class IndexReport:
     optimized: bool = False  # compaction + FTS fold-in ran this time
     pruned_all: bool = False  # ... and no reader was open, so every old table version was dropped
     skipped: dict[str, int] = field(default_factory=dict)
+    skipped_paths: list[tuple[str, str]] = field(default_factory=list)  # (reason, path) for `--verbose`
     dry_run: dict | None = None
     vector_index_built: bool = False
     repaired: str | None = None  # the damage this run found and rebuilt the index over
     notices: list[str] = field(default_factory=list)  # files left out for a reason the user should see
 
 
-def index_dir_for(root: Path, settings: Settings) -> Path:
-    """The index dir, created if needed, after refusing one the repository itself could have planted."""
+def index_dir_for(root: Path, settings: Settings, create: bool = True) -> Path:
+    """The index dir, created if needed (`create=False`: a dry run writes nothing), after refusing one the
+    repository itself could have planted."""
     d = settings.index_path(root)
     refuse_planted(root, d)
-    integrity.make_index_dir(d)
+    if create:
+        integrity.make_index_dir(d)
     return d
 
 
@@ -203,10 +208,10 @@ def _names_notice(names: list[str]) -> str:
 
 class Indexer:
     def __init__(self, root: Path, settings: Settings | None = None, *, embedder=None,
-                 progress: Progress | None = None) -> None:
+                 progress: Progress | None = None, create: bool = True) -> None:
         self.root = root
         self.settings = settings or load_settings(root)
-        self.index_dir = index_dir_for(root, self.settings)
+        self.index_dir = index_dir_for(root, self.settings, create=create)
         self._embedder = embedder
         # The configured name identifies the model in state.json, so a no-op run never loads the model.
         if embedder is not None:
@@ -254,6 +259,7 @@ class Indexer:
         if dry_run:
             disc = self._discover(None)
             report.files_total, report.skipped = len(disc.files), dict(disc.skipped)
+            report.skipped_paths = list(disc.skipped_paths)
             report.dry_run = _dry_run_summary(disc.files)
             self._notice_names(disc, report)
             return report
@@ -264,6 +270,7 @@ class Indexer:
             disc = self._discover(state)
             report.files_total, report.skipped = len(disc.files), dict(disc.skipped)
             self._notice_names(disc, report)
+            report.skipped_paths = list(disc.skipped_paths)
             changed, records = self._changed_files(disc.files, state, report)
             current = {f.path for f in disc.files}
             stale_paths = set(state.files)
@@ -291,6 +298,9 @@ class Indexer:
                 state.complete = True
                 save_state(self.index_dir, state)
             report.keyword_ready_seconds = time.monotonic() - started
+            if not vectors and not state.vectors_complete and not state.vectors_skipped:
+                state.vectors_skipped = True  # status says "keyword-only", not "being built"
+                save_state(self.index_dir, state)
             filled = vectors and not state.vectors_complete
             if filled:  # the no-op path never even imports lancedb
                 self._vector_phase(state, report)
@@ -413,6 +423,7 @@ class Indexer:
         store = self._store()
         total = len(changed) + len(deleted)
         done = 0
+        self.progress("files", 0, total)  # the bar's clock starts with the work, not after the first batch
         pending_delete = list(deleted)
         for i in range(0, max(len(changed), 1), FILE_BATCH):
             batch = changed[i:i + FILE_BATCH]
@@ -471,7 +482,12 @@ class Indexer:
         total = store.count("embedded = false")
         if total and state.vectors_complete:
             state.vectors_complete = False
-            save_state(self.index_dir, state)
+        if state.vectors_skipped:
+            state.vectors_skipped = False  # this run embeds: no longer a keyword-only index
+        save_state(self.index_dir, state)
+        if total:
+            self.progress("keyword-ready", len(state.files), total)
+            self.progress("vectors", 0, total)
         emb = None
         done = 0
         # Page through the pending rows without their placeholder vectors: a 100k-chunk first build would
@@ -511,7 +527,7 @@ class Indexer:
 
 def index_repo(root: Path, settings: Settings | None = None, *, full: bool = False, dry_run: bool = False,
                progress: Progress | None = None, embedder=None, vectors: bool = True) -> IndexReport:
-    return Indexer(root, settings, embedder=embedder, progress=progress).run(
+    return Indexer(root, settings, embedder=embedder, progress=progress, create=not dry_run).run(
         full=full, dry_run=dry_run, vectors=vectors)
 
 

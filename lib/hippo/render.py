@@ -144,6 +144,12 @@ def to_json(resp: SearchResponse) -> str:
                                   "meta": resp.meta, "message": resp.message}, ensure_ascii=False, indent=2))
 
 
+def _short_commit(value: object) -> str:
+    """A sha shortened to 10 characters; anything else (e.g. "none (not a git commit)") whole."""
+    text = str(value)
+    return text[:10] if len(text) >= 7 and all(c in "0123456789abcdef" for c in text) else text
+
+
 def to_text(resp: SearchResponse) -> str:
     """Readable listing for a terminal."""
     lines = []
@@ -164,7 +170,7 @@ def to_text(resp: SearchResponse) -> str:
     m = resp.meta
     lines.append(f"[{m.get('returned_hits', len(resp.hits))} of {m.get('total_hits', '?')} hits, "
                  f"{m.get('latency_ms', '?')} ms, {m.get('search_strategy', '')}"
-                 f"{', indexed ' + str(m['indexed_commit'])[:10] if m.get('indexed_commit') else ''}"
+                 f"{', indexed ' + _short_commit(m['indexed_commit']) if m.get('indexed_commit') else ''}"
                  f"{', ' + m['index_status'] if m.get('index_status') else ''}]")
     return "\n".join(lines)
 

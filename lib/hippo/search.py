@@ -421,7 +421,7 @@ class Searcher:
         keep = [b for b in blocks if b._conf >= max(MIN_CONFIDENCE * 0.8, top_conf * 0.55)][:k]  # type: ignore[attr-defined]
         if len(keep) > 1 and keep[0]._conf >= 0.85 and keep[1]._conf < keep[0]._conf - 0.3:  # type: ignore[attr-defined]
             keep = keep[:1]  # one very strong hit stands alone
-        keep = _apply_budget(keep, budget)
+        keep = _apply_budget(keep, budget, sorted(terms))
         keep = _make_room_for_pointers(keep, files, k, budget)
         # Pointers are paid for by what the snippets left of the budget and by the result slots (of k) left
         # unused, so an answer is never longer than one with k full results; a file whose snippet did not
@@ -477,7 +477,9 @@ class Searcher:
             "indexed_commit": (self.state.indexed_commit or "")[:12] or "none (not a git commit)",
         }
         if embedded is not None and all_rows and embedded < all_rows:
-            meta["index_status"] = f"vectors {100 * embedded // all_rows}% built; keyword search is complete"
+            from hippo.status import vectors_note  # says whether a builder is alive, not just the percentage
+
+            meta["index_status"] = vectors_note(self.index_dir, self.state, embedded, all_rows)
         return SearchResponse(query=query, hits=hits, meta=meta, message=message)
 
 
@@ -573,29 +575,111 @@ def _pointers_cost(pointers: Sequence[Candidate]) -> int:
     return sum(_pointer_cost(c) for c in pointers) + (len(CANDIDATES_OPEN) + len(CANDIDATES_CLOSE) + 2 if pointers else 0)
 
 
-def _apply_budget(hits: list[Hit], budget: int) -> list[Hit]:
-    """Keep whole hits while they fit; cut the one that overflows at a line boundary with a marker."""
+def _apply_budget(hits: list[Hit], budget: int, terms: Sequence[str] = ()) -> list[Hit]:
+    """Keep whole hits while they fit; trim the one that overflows.
+
+    A block that is too big is trimmed around the lines that contain the query's terms (a merged block can
+    open with unrelated one-liners and reach the matching code only far below): those lines and their
+    neighbours are kept, every elided run inside is marked `// ... (N lines)` and start/end_line shrink to
+    what is shown. A block with no matching line is cut at a line boundary with TRUNCATION_MARK.
+    """
     out, left = [], budget
     per_hit_cap = max(budget // 2, 600)
+    stems = _stems(terms)
     for h in hits:
         cap = min(left, per_hit_cap)
         if cap < 200:
             break
         if len(h.snippet) > cap:
-            kept, size = [], 0
-            for line in h.snippet.split("\n"):
-                if size + len(line) + 1 > cap - len(TRUNCATION_MARK) - 1:
-                    break
-                kept.append(line)
-                size += len(line) + 1
-            if not kept:
-                kept = [h.snippet.split("\n", 1)[0][: max(cap - len(TRUNCATION_MARK) - 1, 0)]]
-            h.end_line = h.start_line + len(kept) - 1
-            h.snippet = "\n".join(kept + [TRUNCATION_MARK])
+            lines = h.snippet.split("\n")
+            matches = _matching_lines(lines, stems)
+            if matches:
+                _trim_around(h, lines, matches, cap)
+            else:
+                kept, size = [], 0
+                for line in lines:
+                    if size + len(line) + 1 > cap - len(TRUNCATION_MARK) - 1:
+                        break
+                    kept.append(line)
+                    size += len(line) + 1
+                if not kept:
+                    kept = [lines[0][: max(cap - len(TRUNCATION_MARK) - 1, 0)]]
+                h.end_line = h.start_line + len(kept) - 1
+                h.snippet = "\n".join(kept + [TRUNCATION_MARK])
             h.truncated = True
         out.append(h)
         left -= len(h.snippet)
     return out
+
+
+def _stems(terms: Sequence[str]) -> list[str]:
+    """Crude stems so "expired tokens rejected" finds `expire`, `token`, `reject`."""
+    return sorted({t if len(t) <= 4 else t[: max(4, len(t) - 3)] for t in (x.lower() for x in terms) if t})
+
+
+def _matching_lines(lines: list[str], stems: list[str]) -> dict[int, int]:
+    """Line index -> how many different query stems the line contains (lines with none are left out)."""
+    found: dict[int, int] = {}
+    if not stems:
+        return found
+    for i, line in enumerate(lines):
+        words = text_terms(line)
+        n = sum(1 for st in stems if any(w.startswith(st) for w in words))
+        if n:
+            found[i] = n
+    return found
+
+
+def _elision(n: int) -> str:
+    return f"// ... ({n} line{'s' if n != 1 else ''})"
+
+
+def _trim_around(h: Hit, lines: list[str], matches: dict[int, int], cap: int) -> None:
+    """Keep the best-matching lines first, then grow context around each of them (two lines below for every
+    line above: the body follows the line that names the thing) until `cap` characters, markers included."""
+    mark = len(_elision(len(lines))) + 1  # every kept island may need one marker after it
+    size = len(TRUNCATION_MARK) + 1
+    keep: set[int] = set()
+    for i in sorted(matches, key=lambda i: (-matches[i], i)):  # every matching line that fits, best first
+        if size + len(lines[i]) + 1 + mark <= cap:
+            keep.add(i)
+            size += len(lines[i]) + 1 + mark
+    if not keep:  # even the best line is too long: keep its head
+        i = max(matches, key=lambda i: (matches[i], -i))
+        lines = lines[:]
+        lines[i] = lines[i][: max(cap - size - mark, 0)]
+        keep.add(i)
+    # Grow outward from each anchor, one direction at a time, until that direction hits a line that no
+    # longer fits (so islands never split and the reserved markers stay enough).
+    fronts = {(a, step): a for a in sorted(keep) for step in (1, -1)}
+    while fronts:
+        for key in list(fronts):
+            a, step = key
+            for _ in range(2 if step == 1 else 1):
+                j = fronts[key] + step
+                if j < 0 or j >= len(lines) or j in keep:
+                    fronts.pop(key)
+                    break
+                if size + len(lines[j]) + 1 > cap:
+                    fronts.pop(key)
+                    break
+                keep.add(j)
+                size += len(lines[j]) + 1
+                fronts[key] = j
+    chosen = sorted(keep)
+    out: list[str] = []
+    kept_lines: list[tuple[int, str]] = []
+    for n, i in enumerate(chosen):
+        if n and i > chosen[n - 1] + 1:
+            out.append(_elision(i - chosen[n - 1] - 1))
+        out.append(lines[i])
+        kept_lines.append((h.start_line + i, lines[i]))
+    if chosen[-1] < len(lines) - 1:
+        out.append(TRUNCATION_MARK)
+    first = h.start_line
+    h.start_line, h.end_line = first + chosen[0], first + chosen[-1]
+    h.snippet = "\n".join(out)
+    h._kept_lines = kept_lines  # type: ignore[attr-defined]  # what _live_matches compares
 
 
 def _live_matches(data: bytes | None, hit: Hit) -> bool:
@@ -603,6 +687,10 @@ def _live_matches(data: bytes | None, hit: Hit) -> bool:
     if data is None:
         return False
     text = data.decode("utf-8", errors="replace").replace("\r\n", "\n")
+    kept = getattr(hit, "_kept_lines", None)
+    if kept is not None:  # trimmed around matches: compare the shown lines at their own line numbers
+        live_lines = text.split("\n")
+        return all(n - 1 < len(live_lines) and live_lines[n - 1] == line for n, line in kept)
     current = text.split("\n")[hit.start_line - 1: hit.end_line]
     indexed = hit.snippet.split("\n")
     if hit.truncated:

@@ -34,6 +34,7 @@ class IndexState:
     updated_at: float = 0.0
     complete: bool = False  # the last run finished every file (vectors may still be filling in)
     vectors_complete: bool = False
+    vectors_skipped: bool = False  # the last run was `--no-vectors`: keyword-only until a run embeds
     # Maintenance bookkeeping (see Indexer._maintain): writes since the last optimize, and when it ran.
     runs_since_optimize: int = 0
     rows_since_optimize: int = 0

@@ -5,6 +5,8 @@ index right now (the indexer's own no-read comparison), so uncommitted edits cou
 """
 from __future__ import annotations
 
+import errno
+import fcntl
 import os
 import time
 from pathlib import Path
@@ -23,6 +25,62 @@ def _dir_size(path: Path) -> int:
             except OSError:
                 pass
     return total
+
+
+def builder_pid(index_dir: Path) -> int | None:
+    """The pid of the `hippo index` holding the writer lock right now, or None when nobody builds.
+
+    The lock (see indexer.WriterLock) is the truth, not state.json: a run stopped by Ctrl-C, SIGTERM or
+    kill -9 leaves "incomplete" in the state, but the kernel drops its flock with the process. A shared
+    probe never blocks a writer for long: writers retry for seconds. Returns 0 when the holder's pid is
+    unreadable.
+    """
+    try:
+        fd = os.open(index_dir / "lock", os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None  # no lock file: no writer ever ran here
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError as exc:
+            if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                return None
+            try:
+                return int(os.read(fd, 32).decode("ascii", "replace").strip() or 0)
+            except ValueError:
+                return 0
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return None
+    finally:
+        os.close(fd)
+
+
+def _who(pid: int) -> str:
+    return f"pid {pid}" if pid else "another process"
+
+
+def vectors_note(index_dir: Path, state, embedded: int | None = None, total: int | None = None) -> str:
+    """How far the vectors are and whether anything is filling them in, in one phrase for status/search."""
+    if state.vectors_complete:
+        return "complete"
+    pct = f"{100 * embedded // total}% built" if embedded is not None and total else "not complete"
+    pid = builder_pid(index_dir)
+    if pid is not None:
+        return f"vectors {pct}, being built ({_who(pid)}); keyword search works"
+    if state.vectors_skipped:
+        return f"keyword-only (built with --no-vectors, vectors {pct}); run `hippo index` to add vectors"
+    return f"vectors {pct}; run `hippo index` to finish (keyword search works)"
+
+
+def build_note(index_dir: Path, state) -> str | None:
+    """Says so when the last run did not finish: being built right now, or interrupted and resumable."""
+    if state.complete:
+        return None
+    pid = builder_pid(index_dir)
+    if pid is not None:
+        return f"being built right now ({_who(pid)}): {len(state.files)} files indexed so far"
+    return (f"the last `hippo index` was interrupted after {len(state.files)} files; run `hippo index` to "
+            "finish (it resumes)")
 
 
 def pending_changes(root: Path, state) -> dict[str, int]:
@@ -46,10 +104,16 @@ def pending_changes(root: Path, state) -> dict[str, int]:
     return out
 
 
-def freshness(root: Path, indexed_commit: str | None, pending: dict[str, int] | None = None) -> str:
-    """Human summary: commits between the indexed commit and HEAD, and files that differ from the index."""
+def freshness(root: Path, indexed_commit: str | None, pending: dict[str, int] | None = None,
+              build: str | None = None) -> str:
+    """Human summary: commits between the indexed commit and HEAD, and files that differ from the index.
+
+    `build` (see build_note) replaces the commit part when the last run has not finished: an interrupted
+    first build has no indexed commit yet, which is not the same as "indexed before the first commit"."""
     parts: list[str] = []
-    if not gitutil.is_git_repo(root):
+    if build:
+        parts.append(build)
+    elif not gitutil.is_git_repo(root):
         parts.append("not a git repo (files are tracked by content hash)")
     else:
         head = gitutil.head_commit(root)
@@ -76,6 +140,22 @@ def freshness(root: Path, indexed_commit: str | None, pending: dict[str, int] | 
     return "; ".join(parts)
 
 
+def _embedded_counts(index_dir: Path, state) -> tuple[int | None, int | None]:
+    """(embedded rows, all rows) when vectors are incomplete; (None, None) if the table cannot say."""
+    if state.vectors_complete or not state.chunk_count or not (index_dir / "db").is_dir():
+        return None, None
+    try:
+        from hippo.store import Store
+
+        store = Store(index_dir, state.dim)
+        try:
+            return store.count("embedded = true"), store.count()
+        finally:
+            store.close()
+    except Exception:  # noqa: BLE001 - status must always answer; the percentage is a nicety
+        return None, None
+
+
 def index_status(root: Path) -> dict:
     settings = load_settings(root)
     index_dir = settings.index_path(root)
@@ -91,9 +171,10 @@ def index_status(root: Path) -> dict:
         "indexed": True, "root": str(root), "index_dir": str(index_dir),
         "files": len(state.files), "chunks": chunks, "model": state.model_id,
         "indexed_commit": state.indexed_commit, "branch": state.branch,
-        "behind": freshness(root, state.indexed_commit, pending),
+        "behind": freshness(root, state.indexed_commit, pending, build_note(index_dir, state)),
         "pending": pending,
-        "vectors": "complete" if state.vectors_complete else "still being built (keyword search works)",
+        "builder_pid": builder_pid(index_dir),
+        "vectors": vectors_note(index_dir, state, *_embedded_counts(index_dir, state)),
         "complete": state.complete,
         "size_mb": round(_dir_size(index_dir) / 1e6, 1),
         "updated": time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(state.updated_at)) if state.updated_at else "",
