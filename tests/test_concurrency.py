@@ -147,7 +147,7 @@ def test_second_indexer_waits_then_exits_with_one_line(tmp_path):
         second = subprocess.run([sys.executable, "-m", "hippo", "index", "--repo", str(root)], env=env,
                                 capture_output=True, timeout=120)
         waited = time.monotonic() - started
-    assert second.returncode == 1
+    assert second.returncode == 2  # an error, grep-like (README "Exit codes")
     err = second.stderr.decode().strip()
     assert len(err.splitlines()) == 1 and "Another `hippo index` is running" in err, err
     assert waited >= 2.5  # it waited briefly for the lock before giving up

@@ -139,4 +139,4 @@ def test_cli_init_dry_run_then_real(tmp_path: Path):
     (tmp_path / RULES_FILE).parent.mkdir(parents=True)
     (tmp_path / RULES_FILE).write_text("mine\n")
     res = runner.invoke(cli, ["init", "--rules-file", "--repo", str(tmp_path)])
-    assert res.exit_code == 1 and "not written by hippo" in res.output
+    assert res.exit_code == 2 and "not written by hippo" in res.output

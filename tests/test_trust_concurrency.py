@@ -57,7 +57,7 @@ def _check_search(proc: subprocess.CompletedProcess, root: Path) -> str:
     err = proc.stderr.decode(errors="replace")
     assert "Traceback" not in err, err[-2000:]
     if proc.returncode != 0:
-        assert proc.returncode == 1 and len(err.strip().splitlines()) == 1, err
+        assert proc.returncode == 2 and len(err.strip().splitlines()) == 1, err
         assert "No index" in err, err
         return "noindex"
     doc = ET.fromstring(proc.stdout.decode())
@@ -115,7 +115,7 @@ def test_hooks_searches_and_second_indexer_during_first_build(tmp_path):
             elif kind == "index2":
                 err = res.stderr.decode(errors="replace")
                 assert "Traceback" not in err, err[-2000:]
-                assert res.returncode == 0 or (res.returncode == 1 and LOCKED in res.stderr
+                assert res.returncode == 0 or (res.returncode == 2 and LOCKED in res.stderr
                                                and len(err.strip().splitlines()) == 1), err
                 key = "index2_" + ("ran" if res.returncode == 0 else "locked")
             else:

@@ -134,7 +134,7 @@ def test_disk_full_is_a_clean_error_and_keeps_the_previous_index(tmp_path, small
     git(root, "commit", "-q", "-m", "big")
     full = hippo(["index"], root, extra_env=env)
     err = full.stderr.decode(errors="replace").strip()
-    assert full.returncode == 1, (full.returncode, err[-3000:])
+    assert full.returncode == 2, (full.returncode, err[-3000:])
     assert "Traceback" not in err and len(err.splitlines()) == 1, err[-3000:]
     assert "space" in err.lower()
     after = hippo(["search", "--format", "json", "compute", "-w", "Service3"], root, extra_env=env)

@@ -65,7 +65,7 @@ def test_committed_hippo_symlink_is_refused(tmp_path):
     git(root, "add", "-A")
     git(root, "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm", "init")
     proc = _index(root)
-    assert proc.returncode == 1 and b"symlink" in proc.stderr and b"Traceback" not in proc.stderr
+    assert proc.returncode == 2 and b"symlink" in proc.stderr and b"Traceback" not in proc.stderr
     assert (victim / "db" / "keep.txt").read_text() == "precious"
     assert sorted(p.name for p in victim.iterdir()) == ["db"]
 
@@ -82,7 +82,7 @@ def test_committed_symlink_inside_hippo_is_refused_and_target_untouched(tmp_path
     git(root, "add", "-f", "-A")
     git(root, "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm", "init")
     proc = _index(root)
-    assert proc.returncode == 1 and b"Traceback" not in proc.stderr
+    assert proc.returncode == 2 and b"Traceback" not in proc.stderr
     assert target.read_text() == "ssh-ed25519 AAAA important"
     # the hooks stay silent (and write nothing through the link) too
     payload = {"session_id": "s", "cwd": str(root), "hook_event_name": "PostToolUseFailure", "tool_name": "Bash",
@@ -101,7 +101,7 @@ def test_tracked_regular_files_under_hippo_are_refused(tmp_path):
     git(root, "add", "-f", ".hippo/state.json")
     git(root, "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm", "ship an index")
     proc = _index(root)
-    assert proc.returncode == 1 and b"git tracks files under" in proc.stderr
+    assert proc.returncode == 2 and b"git tracks files under" in proc.stderr
 
 
 # --- a committed .hippo/ with a planted table: every reader refuses it (issue 12, item 7) ----------------
@@ -150,7 +150,7 @@ def test_planted_index_is_served_by_no_reader(planted, tmp_path):
     assert b"git tracks files under" in _index(root).stderr  # the writer refuses it ...
     search = _search(root)
     err = search.stderr.decode().strip()
-    assert search.returncode == 1 and PLANTED.encode() not in search.stdout  # ... and so does every reader
+    assert search.returncode == 2 and PLANTED.encode() not in search.stdout  # ... and so does every reader
     assert len(err.splitlines()) == 1 and "git tracks files under" in err and "Traceback" not in err
     text, is_error = call_tool(SearchService(root, lambda r: Searcher(r, embedder=FakeEmbedder())),
                                "search_codebase", {"query": "evil", "keywords": ["PLANTED_SNIPPET_7f3a"]})
@@ -182,4 +182,4 @@ def test_symlinked_index_dir_is_served_by_no_reader(tmp_path):
     root = _repo(tmp_path / "victim", {"pkg/real.py": "def real():\n    return 1\n"})
     os.symlink(donor / ".hippo", root / ".hippo")
     search = _search(root)
-    assert search.returncode == 1 and b"symlink" in search.stderr and PLANTED.encode() not in search.stdout
+    assert search.returncode == 2 and b"symlink" in search.stderr and PLANTED.encode() not in search.stdout
