@@ -18,11 +18,13 @@ from hippo.embedding import Embedder, build, hippo_home, load_embedder, model_id
 from hippo.embedding.fake import FAKE_DIM, FakeEmbedder, tokens
 from hippo.errors import EmbedderUnavailable
 
-# First five dims of the passage vector of GOLDEN_TEXT from the int8 model (recipe r1). The
-# tolerance allows for int8 GEMM kernels differing between CPUs, not for a different model
-# (the fp32 reference differs from these by ~5e-3 in places).
-GOLDEN_TEXT = "How do I open a database connection?"
-GOLDEN_DIMS = np.array([0.06249812, -0.07981268, -0.11347441, 0.01243465, -0.11746067], dtype=np.float32)
+# Reference vectors of GOLDEN_TEXT (int8 model and the fp32 graph it quantizes). int8 GEMM kernels differ
+# between CPUs (AVX2-only vs AVX-512 VNNI machines disagree by up to ~0.014 in single dims), so the suite
+# compares direction (cosine) and rankings, never digits: any x86-64 or arm64 machine must pass.
+GOLDEN = json.loads((Path(__file__).parent / "fixtures" / "embedding" / "golden_vectors.json").read_text())
+GOLDEN_TEXT = GOLDEN["text"]
+GOLDEN_INT8 = np.array(GOLDEN["int8"], dtype=np.float32)
+GOLDEN_FP32 = np.array(GOLDEN["fp32"], dtype=np.float32)
 
 
 def cos(a: np.ndarray, b: np.ndarray) -> float:
@@ -279,13 +281,23 @@ def test_real_model_builds_offline_and_loads(real_home) -> None:
     assert emb.dim == 384
 
 
+def test_golden_reference_is_the_model_it_names() -> None:
+    assert GOLDEN["model_id"] == model_id_for(DEFAULT_MODEL)  # a new recipe needs new reference vectors
+    assert GOLDEN_INT8.shape == GOLDEN_FP32.shape == (384,)
+    assert 0.99 < cos(GOLDEN_INT8, GOLDEN_FP32) < 0.9999  # two real, distinct vectors of one text
+
+
 @pytest.mark.slow
 def test_real_model_golden_dims_and_shape(real_home) -> None:
     emb = real_home[2]
     vecs = emb.embed_passages([GOLDEN_TEXT, "def f(x):\n    return x"])
     assert vecs.shape == (2, 384) and vecs.dtype == np.float32
     np.testing.assert_allclose(np.linalg.norm(vecs, axis=1), 1.0, atol=1e-5)
-    assert np.allclose(vecs[0, :5], GOLDEN_DIMS, atol=1.5e-3), vecs[0, :5]
+    # Direction, not digits: the same model on another CPU lands within ~0.01 of the reference; another
+    # model, recipe or tokenizer lands far away (the unrelated passage: < 0.2).
+    assert cos(vecs[0], GOLDEN_INT8) >= 0.99, cos(vecs[0], GOLDEN_INT8)
+    assert cos(vecs[0], GOLDEN_FP32) >= 0.98, cos(vecs[0], GOLDEN_FP32)
+    assert cos(vecs[1], GOLDEN_INT8) < 0.5
     q = emb.embed_query(GOLDEN_TEXT)
     assert q.shape == (384,) and q.dtype == np.float32
     assert cos(q, vecs[0]) > 0.999  # MiniLM has no query/passage prefixes
@@ -297,8 +309,10 @@ def test_real_model_vectors_do_not_depend_on_batching(real_home) -> None:
     emb = real_home[2]
     texts = code_texts(5) + [GOLDEN_TEXT]
     together = emb.embed_passages(texts)
-    for i in (0, 5):
-        np.testing.assert_allclose(emb.embed_passages([texts[i]])[0], together[i], atol=1e-6)
+    for i in (0, 5):  # padding must not leak in; a kernel picked per batch shape may move the last digits
+        alone = emb.embed_passages([texts[i]])[0]
+        np.testing.assert_allclose(alone, together[i], atol=1e-4)
+        assert cos(alone, together[i]) > 0.9999
 
 
 @pytest.mark.slow
@@ -309,11 +323,30 @@ def test_real_model_cosine_sanity(real_home) -> None:
         "Create a new connection to the SQL database engine.",
         "The cat sat on the warm windowsill, watching birds in the garden.",
     ])
-    assert cos(q, related) > 0.6
-    assert cos(q, unrelated) < 0.2
+    # Measured 0.66 / 0.14 on an AVX-512 VNNI CPU; the bounds leave room for other CPUs' int8 kernels.
+    assert cos(q, related) > 0.55
+    assert cos(q, unrelated) < 0.25
+    assert cos(q, related) - cos(q, unrelated) > 0.35
     food, bread, drums = emb.embed_passages(["A man is eating food.", "A man is eating a piece of bread.",
                                              "A monkey is playing drums."])
     assert cos(food, bread) > 0.65 and cos(food, drums) < 0.2
+
+
+@pytest.mark.slow
+def test_real_model_ranks_passages_by_meaning(real_home) -> None:
+    """What search relies on: the order of passages for a query, with clear gaps between the tiers."""
+    emb = real_home[2]
+    passages = [
+        "def open_connection(dsn):\n    \"\"\"Open a new connection to the database.\"\"\"\n    return db.connect(dsn)",
+        "Create a new connection to the SQL database engine.",
+        "def close(self):\n    self.sock.close()",
+        "The cat sat on the warm windowsill, watching birds in the garden.",
+    ]
+    q = emb.embed_query(GOLDEN_TEXT)
+    sims = [cos(q, v) for v in emb.embed_passages(passages)]
+    order = sorted(range(len(passages)), key=lambda i: -sims[i])
+    assert set(order[:2]) == {0, 1}, sims  # measured 0.67 and 0.66 against 0.14 and 0.08
+    assert min(sims[0], sims[1]) - max(sims[2], sims[3]) > 0.3, sims
 
 
 @pytest.mark.slow
@@ -338,8 +371,10 @@ def test_int8_agrees_with_fp32_graph(real_home, tmp_path: Path) -> None:
     a = OrtPoolEmbedder(directory / "model.onnx", directory).embed(texts)
     b = OrtPoolEmbedder(fp32, directory).embed(texts)
     sims = (a * b).sum(axis=1)
-    assert sims.mean() >= 0.99, sims.mean()
-    assert sims.min() >= 0.97, sims.min()
+    # Measured mean 0.995, min 0.991 on AVX-512 VNNI; CPUs without VNNI quantize activations differently,
+    # so the floor is lower. A broken quantization recipe lands far below (cosines of 0.5-0.9).
+    assert sims.mean() >= 0.985, sims.mean()
+    assert sims.min() >= 0.96, sims.min()
 
 
 @pytest.mark.slow
