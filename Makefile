@@ -1,5 +1,7 @@
-# One command runs what CI runs: `make check` (lint, typecheck, every test).
+# One command runs what CI runs: `make check` (lint, typecheck, every test). PYTEST_ARGS narrows the
+# tests (`make check PYTEST_ARGS=tests/x.py`).
 PY ?= .venv/bin/python
+PYTEST_ARGS ?=
 
 .PHONY: check lint typecheck test test-fast e2e bench bench-full bench-realfail clean
 
@@ -12,11 +14,11 @@ typecheck:
 	$(PY) -m mypy
 
 test:
-	PATH="$(CURDIR)/.venv/bin:$$PATH" $(PY) -m pytest -q
+	PATH="$(CURDIR)/.venv/bin:$$PATH" $(PY) -m pytest -q $(PYTEST_ARGS)
 
 # The default loop: everything but the real-process races, the real model and the real claude CLI.
 test-fast:
-	PATH="$(CURDIR)/.venv/bin:$$PATH" $(PY) -m pytest -q -m "not slow and not e2e"
+	PATH="$(CURDIR)/.venv/bin:$$PATH" $(PY) -m pytest -q -m "not slow and not e2e" $(PYTEST_ARGS)
 
 e2e:
 	bash .ci/install-claude.sh >/dev/null
