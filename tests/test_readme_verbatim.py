@@ -90,7 +90,9 @@ def fresh_env(home: Path) -> dict[str, str]:
     path = os.pathsep.join(p for p in os.environ.get("PATH", "/usr/bin:/bin").split(os.pathsep)
                            if p and Path(p).resolve() != Path(venv_bin).resolve())
     env = {"PATH": path, "HOME": str(home), "LANG": os.environ.get("LANG", "C.UTF-8"),
-           "TMPDIR": os.environ.get("TMPDIR", "/tmp")}
+           "TMPDIR": os.environ.get("TMPDIR", "/tmp"),
+           # The one setting that is not a new user's: no warm query server left running after the test.
+           "HIPPO_NO_SERVER": "1"}
     # The user's own pip cache (the suite runs under a private HOME, so ask the password database).
     cache = os.environ.get("PIP_CACHE_DIR") or str(Path(pwd.getpwuid(os.getuid()).pw_dir) / ".cache" / "pip")
     env["PIP_CACHE_DIR"] = cache

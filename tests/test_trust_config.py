@@ -210,7 +210,7 @@ def test_cli_says_one_line_per_problem_and_applies_the_clamps(hostile_repo):
     assert "Traceback" not in err
     assert err.count("hippo: hippo.toml: default_k must be an integer 1-50, got 'abc'; using 8") == 1
     dry = hippo(["index", "--dry-run"], hostile_repo)
-    assert dry.returncode == 0 and "too_large 1" in dry.stdout.decode()  # big.py: 200 MB cap refused
+    assert dry.returncode == 0 and "1 over 4 MB" in dry.stdout.decode()  # big.py: 200 MB cap refused
     search = hippo(["search", "main", "--format", "json"], hostile_repo)
     assert search.returncode == 0 and "Traceback" not in search.stderr.decode()
     assert json.loads(search.stdout)["results"]
