@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from hippo.hooks import session_state
 from hippo.diagnosis.gate import pre_gate
-from hippo.hooks.session_start import sections, spec_files
 from hippo.diagnosis.signals import extract
+from hippo.hooks import session_state
+from hippo.hooks.session_start import sections, spec_files
 from repo_helpers import git
 
 ERRORS = Path(__file__).parent / "fixtures" / "errors"

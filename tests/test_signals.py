@@ -5,7 +5,14 @@ from pathlib import Path
 
 import pytest
 
-from hippo.diagnosis.signals import extract, message_literals, normalize_path, shared_run, split_exit, template_fragments
+from hippo.diagnosis.signals import (
+    extract,
+    message_literals,
+    normalize_path,
+    shared_run,
+    split_exit,
+    template_fragments,
+)
 
 ERRORS = Path(__file__).parent / "fixtures" / "errors"
 ROOT = "/srv/dev/work"

@@ -186,8 +186,8 @@ class HippoErrorHook:
         self.searcher = searcher
 
     def search(self, query: str, command: str = "") -> list[Result]:
-        from hippo.diagnosis.pipeline import diagnose
         from hippo.diagnosis.gate import pre_gate
+        from hippo.diagnosis.pipeline import diagnose
         from hippo.diagnosis.signals import extract
 
         root = str(self.searcher.root)
