@@ -479,7 +479,10 @@ class Indexer:
             state.vectors_complete = True
             save_state(self.index_dir, state)
             return
-        total = store.count("embedded = false")
+        from hippo.store import Filter, chunk_schema
+
+        pending = Filter(embedded=False)
+        total = store.count(pending)
         if total and state.vectors_complete:
             state.vectors_complete = False
         if state.vectors_skipped:
@@ -493,11 +496,9 @@ class Indexer:
         # Page through the pending rows without their placeholder vectors: a 100k-chunk first build would
         # otherwise hold ~3 GB of Python dicts before embedding anything. Each page is filled in before the
         # next is read, so the same filter yields the following page.
-        from hippo.store import chunk_schema
-
         columns = [f.name for f in chunk_schema(self._dim) if f.name != "vector"]
         while done < total:
-            batch = store.rows("embedded = false", columns=columns, limit=EMBED_WRITE_BATCH)
+            batch = store.rows(pending, columns=columns, limit=EMBED_WRITE_BATCH)
             if not batch:
                 break
             texts: dict[str, str] = {}

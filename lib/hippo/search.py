@@ -2,8 +2,9 @@
 keyword boosts, exact and glob filters, down-weighting of tests/vendored code, merging of adjacent chunks,
 dynamic top-k and a character budget. Every answer says how fresh it is.
 
-lancedb/numpy are imported when a Searcher opens, not at module import, so `from hippo.search import Hit`
-stays cheap for hooks.
+Retrieval goes through `hippo.store.Store` (which builds every LanceDB query and all SQL); this module
+ranks and fuses what it returns. lancedb/numpy are imported when a Searcher opens, not at module import,
+so `from hippo.search import Hit` stays cheap for hooks.
 """
 from __future__ import annotations
 
@@ -32,7 +33,6 @@ VECTOR_WEIGHT = 0.3  # RRF weight of the vector list in hybrid mode (full-text l
 VEC_CONF = 0.6  # how much cosine similarity alone can vouch for a chunk
 RANK_W = 0.45  # final score = RANK_W * fused rank + (1 - RANK_W) * confidence (+ keyword/phrase bonuses)
 MAX_QUERY_CHARS = 2000
-SCAN_CACHE_ENTRIES = 32  # keyword-scan results kept per open table version (<= 60 rows each)
 TRUNCATION_MARK = "// ... (content truncated)"
 MIN_CONFIDENCE = 0.32  # below this for every hit: say "no high-confidence results"
 LOW_SIGNAL_PATHS = re.compile(
@@ -151,8 +151,7 @@ class Searcher:
         Table first, then state: the writer marks state.json "vectors incomplete" before it adds rows, so a
         state read after the table can only be more cautious than the rows we now see, never less.
         """
-        self.store.refresh()
-        self.__dict__.pop("_scan_cache", None)
+        self.store.refresh()  # also empties the store's substring-scan cache
         self.__dict__.pop("_reader", None)  # .hippoignore may have changed too
         state = load_state(self.index_dir)
         if state is None:
@@ -201,12 +200,14 @@ class Searcher:
         k = max(1, min(int(k or self.settings.default_k), 50))
         budget = int(budget_chars or self.settings.budget_chars)
 
-        pred = self._path_predicate(globs)
-        if pred == "false":
+        from hippo.store import Filter
+
+        pred = self._path_filter(globs)
+        if pred is not None and not pred.paths:
             return self._respond(query, [], 0, started, mode, f"No indexed files match {', '.join(globs)}.")
         all_rows = self.store.count()
         # state.json says when every row has its vector; only a partial index needs the filtered count
-        embedded = all_rows if self.state.vectors_complete else self.store.count("embedded = true")
+        embedded = all_rows if self.state.vectors_complete else self.store.count(Filter(embedded=True))
         use_vectors = mode in ("hybrid", "vector") and embedded > 0
         # Pasted output (tracebacks, logs): search its message, not its boilerplate (see pasted.py).
         is_pasted = pasted.looks_pasted(query)
@@ -216,13 +217,14 @@ class Searcher:
         qvec = None
         if use_vectors:
             qvec = self.embedder().embed_query(focus)
-            vpred = _and(pred, "embedded = true")  # placeholder vectors of not-yet-embedded rows never rank
-            self._fuse(cands, self._vector_hits(qvec, vpred), weight=VECTOR_WEIGHT if mode == "hybrid" else 1.0)
+            self._fuse(cands, self.store.nearest(qvec, CANDIDATES, pred),
+                       weight=VECTOR_WEIGHT if mode == "hybrid" else 1.0)
         if mode in ("hybrid", "keyword"):
-            self._fuse(cands, self._fts_hits(" ".join([focus, *keywords]), pred))
+            self._fuse(cands, self.store.fulltext(" ".join([focus, *keywords]), CANDIDATES, pred))
             if phrases:
                 self._fuse(cands, self._phrase_scan(phrases, pred))
-                self._fuse(cands, self._fts_hits(" ".join(dict.fromkeys(" ".join(phrases).split())), pred))
+                self._fuse(cands, self.store.fulltext(" ".join(dict.fromkeys(" ".join(phrases).split())),
+                                                      CANDIDATES, pred))
         if keywords:
             self._fuse(cands, self._keyword_scan(keywords, pred, case_sensitive=exact))
         if exact:
@@ -241,10 +243,7 @@ class Searcher:
 
     def chunks_at(self, path: str, line: int) -> list[dict]:
         """Indexed chunks of `path` that cover `line` (for error frames pointing at a file:line)."""
-        from hippo.store import sql_str
-
-        return self.store.rows(f"path = {sql_str(path)} AND start_line <= {int(line)} AND end_line >= {int(line)}",
-                               columns=["id", "path", "start_line", "end_line", "language", "symbol", "text"])
+        return self.store.chunks_at(path, line)
 
     def hit_for_rows(self, rows: list[dict], score: float = 1.0) -> Hit | None:
         """Turn chunk rows of one file into a merged, freshness-checked Hit (used by the hooks)."""
@@ -256,100 +255,39 @@ class Searcher:
         return hit
 
     # --- retrieval -------------------------------------------------------------------------------
-    def _path_predicate(self, globs: list[str]) -> str | None:
+    def _path_filter(self, globs: list[str]):
+        """A store Filter for the indexed files the globs select (no paths: nothing matches), or None."""
         if not globs:
             return None
         import pathspec
 
-        from hippo.store import sql_in
+        from hippo.store import Filter
 
         spec = pathspec.PathSpec.from_lines("gitignore", globs)
-        paths = [p for p in self.state.files if spec.match_file(p)]
-        if not paths:
-            return "false"
-        return sql_in("path", paths)
+        return Filter(paths=tuple(p for p in self.state.files if spec.match_file(p)))
 
-    def _vector_hits(self, qvec, pred: str | None) -> list[dict]:
-        # nprobes/refine_factor only matter once the IVF_PQ index exists (big tables, see store.py).
-        q = self.store.chunks().search(qvec).metric("cosine").nprobes(20).refine_factor(10).limit(CANDIDATES)
-        if pred:
-            q = q.where(pred, prefilter=True)
-        rows = q.to_list()
-        for r in rows:
-            r["_cos"] = 1.0 - float(r.pop("_distance", 1.0))
-        return rows
-
-    def _fts_hits(self, text: str, pred: str | None) -> list[dict]:
-        from lancedb.query import MultiMatchQuery
-
-        words = " ".join(re.findall(r"[A-Za-z0-9_]+", text))[:MAX_QUERY_CHARS]
-        if not words:
-            return []
-        try:
-            q = self.store.chunks().search(MultiMatchQuery(words, ["text", "text_ids"]), query_type="fts")
-            if pred:
-                q = q.where(pred, prefilter=True)
-            return q.limit(CANDIDATES).to_list()
-        except Exception as exc:  # noqa: BLE001 - FTS index not built yet or a tokenizer edge case: vector half still answers
-            self._unless_damaged(exc)
-            return []
-
-    def _phrase_scan(self, phrases: list[str], pred: str | None) -> list[dict]:
+    def _phrase_scan(self, phrases: list[str], pred) -> list[dict]:
         """Chunks holding a run of the pasted message's words (one regex pass over the text column)."""
-        from hippo.store import sql_str
-
         top = phrases[:12]
-        try:
-            rows = self.store.chunks().search().where(
-                _and(pred, f"regexp_like(text, {sql_str(pasted.phrase_regex(top))})")).limit(CANDIDATES * 3).to_list()
-        except Exception as exc:  # noqa: BLE001 - an engine without regexp_like: the other retrievers still answer
-            self._unless_damaged(exc)
-            return []
+        rows = self.store.regex_scan(pasted.phrase_regex(top), CANDIDATES * 3, pred)
+
         def hits(r: dict) -> int:
             norm = pasted.normalise(r["text"])
             return sum(len(ph) for ph in top if ph in norm)
 
         return sorted(rows, key=hits, reverse=True)[:CANDIDATES]
 
-    def _keyword_scan(self, keywords: list[str], pred: str | None, case_sensitive: bool) -> list[dict]:
-        from hippo.store import sql_str
+    def _keyword_scan(self, keywords: list[str], pred, case_sensitive: bool) -> list[dict]:
+        """Chunks holding the keywords (every one, case-sensitive, for --exact; else any)."""
+        rows = self.store.substring_scan(keywords, CANDIDATES * 4, pred, case_sensitive=case_sensitive,
+                                         require_all=case_sensitive)
 
-        conds = []
-        for kw in keywords:
-            if case_sensitive:
-                conds.append(f"strpos(text, {sql_str(kw)}) > 0")
-            else:
-                conds.append(f"strpos(lower(text), {sql_str(kw.lower())}) > 0")
-        where = _and(pred, " AND ".join(conds) if case_sensitive else "(" + " OR ".join(conds) + ")")
-        # A substring scan reads the whole text column (~50 ms at 50k chunks) and a failing command is
-        # often re-run: the table version only moves in refresh(), which empties this cache.
-        cache = self.__dict__.setdefault("_scan_cache", {})
-        key = (where, tuple(keywords))
-        if key in cache:
-            return [dict(r) for r in cache[key]]
-        try:
-            rows = self.store.chunks().search().where(where).limit(CANDIDATES * 4).to_list()
-        except Exception as exc:  # noqa: BLE001
-            self._unless_damaged(exc)
-            return []
         # Chunks holding more of the keywords, and holding them more often, rank first.
         def weight(r: dict) -> int:
             low = r["text"].lower()
             return sum(low.count(kw.lower()) > 0 for kw in keywords) * 1000 + sum(low.count(kw.lower()) for kw in keywords)
 
-        out = sorted(rows, key=weight, reverse=True)[:CANDIDATES]
-        if len(cache) >= SCAN_CACHE_ENTRIES:
-            cache.pop(next(iter(cache)))
-        cache[key] = [dict(r) for r in out]
-        return out
-
-    def _unless_damaged(self, exc: Exception) -> None:
-        """A retriever may fail harmlessly (no FTS index yet), but not over damaged table files."""
-        if isinstance(exc, DamagedIndexError):
-            raise exc
-        damaged = self.store.damage(exc)
-        if damaged is not None:
-            raise damaged from exc
+        return sorted(rows, key=weight, reverse=True)[:CANDIDATES]
 
     @staticmethod
     def _fuse(cands: dict[str, _Cand], rows: list[dict], weight: float = 1.0) -> None:
@@ -481,12 +419,6 @@ class Searcher:
 
             meta["index_status"] = vectors_note(self.index_dir, self.state, embedded, all_rows)
         return SearchResponse(query=query, hits=hits, meta=meta, message=message)
-
-
-def _and(a: str | None, b: str | None) -> str | None:
-    if a and b:
-        return f"({a}) AND ({b})"
-    return a or b
 
 
 def _merge_rows(cands: list[_Cand]) -> list[Hit]:

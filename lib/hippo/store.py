@@ -1,4 +1,7 @@
-"""The only module that imports lancedb: the `chunks` table, the `vectors` cache, full-text indexes.
+"""The only module that imports lancedb: the `chunks` table, the `vectors` cache, full-text indexes, and
+every query on them (kNN, full-text, scans, literal and identifier lookups, counts). Callers get plain rows
+(dicts) and describe what to read with a `Filter`; SQL is written here only, and every value in it goes
+through `sql_str`. Ranking stays with the callers (hippo.search).
 
 Writes happen under the indexer's lock, one `merge_insert` per batch of files so a file's old and new
 chunks swap in a single commit (readers never see a half-replaced file). Readers re-check the latest
@@ -23,6 +26,7 @@ import re
 import time
 import warnings
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 from typing import IO, Any
@@ -78,6 +82,61 @@ def sql_in(column: str, values: Iterable[str]) -> str:
     if not vals:
         return "false"
     return f"{column} IN ({', '.join(sql_str(v) for v in vals)})"
+
+
+def _and(a: str | None, b: str | None) -> str | None:
+    if a and b:
+        return f"({a}) AND ({b})"
+    return a or b
+
+
+FTS_COLUMNS = ("text", "text_ids")  # raw text (stemmed) and the code-aware identifier split (see chunk.py)
+MAX_FTS_CHARS = 2000
+SCAN_CACHE_ENTRIES = 32  # substring-scan results kept per open table version
+AT_COLUMNS = ("id", "path", "start_line", "end_line", "language", "symbol", "text")
+
+
+@dataclass(frozen=True)
+class Filter:
+    """Which chunks a read may return. The Store turns it into SQL; callers never write any.
+
+    `paths=()` matches nothing (a glob that selected no file), `None` every path.
+    """
+
+    paths: tuple[str, ...] | None = None
+    embedded: bool | None = None  # only rows whose vector is computed (True) or not yet (False)
+
+    def sql(self) -> str | None:
+        where = None
+        if self.paths is not None:
+            where = sql_in("path", self.paths)
+        if self.embedded is not None:
+            where = _and(where, f"embedded = {'true' if self.embedded else 'false'}")
+        return where
+
+
+def _where(flt: Filter | None, extra: str | None = None) -> str | None:
+    return _and(flt.sql() if flt is not None else None, extra)
+
+
+def _contains(terms: Sequence[str], *, case_sensitive: bool, require_all: bool) -> str:
+    """`text` holds the terms (a substring test, no tokenizer): all of them, or any."""
+    if case_sensitive:
+        conds = [f"strpos(text, {sql_str(t)}) > 0" for t in terms]
+    else:
+        conds = [f"strpos(lower(text), {sql_str(t.lower())}) > 0" for t in terms]
+    return " AND ".join(conds) if require_all else "(" + " OR ".join(conds) + ")"
+
+
+def fts_words(text: str) -> str:
+    """What the full-text parser may see: words only (its query syntax would reject or reinterpret the rest)."""
+    return " ".join(re.findall(r"[A-Za-z0-9_]+", text))[:MAX_FTS_CHARS]
+
+
+def remote_row_count(uri: str, storage_options: dict[str, str] | None = None) -> int:
+    """Open a `chunks` table at `uri` (an uploaded team snapshot) as any LanceDB client would; its row count."""
+    db = lancedb.connect(uri, storage_options=storage_options)
+    return db.open_table(CHUNKS).count_rows()
 
 
 class ReaderMark:
@@ -178,6 +237,25 @@ def _guarded(method):
     return wrapper
 
 
+def _optional(method):
+    """Like `_guarded`, for a retriever whose failure is harmless (no FTS index yet, an engine without
+    `regexp_like`, a tokenizer edge case): `[]` unless the table is damaged. The other retrievers answer."""
+
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        try:
+            return method(self, *args, **kwargs)
+        except HippoError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - see the docstring
+            damaged = self.damage(exc)
+            if damaged is not None:
+                raise damaged from exc
+            return []
+
+    return wrapper
+
+
 class Store:
     """An open LanceDB database under `<index_dir>/db`.
 
@@ -197,6 +275,7 @@ class Store:
         self._chunks = None
         self._vectors = None
         self._checked: object = None  # the table versions a full read last found intact
+        self._scan_cache: dict[tuple, list[dict]] = {}  # emptied when refresh() moves to a newer version
 
     # --- tables -------------------------------------------------------------------------------
     def _names(self) -> set[str]:
@@ -294,6 +373,7 @@ class Store:
         return None
 
     def refresh(self) -> None:
+        self._scan_cache.clear()
         if self.reader_mark is not None:
             self.reader_mark.take(MARK_WAIT)  # before moving to the newest version
         for tbl in (self._chunks, self._vectors):
@@ -436,18 +516,23 @@ class Store:
         return set(t.column("path").to_pylist())
 
     @_guarded
-    def count(self, where: str | None = None) -> int:
+    def count(self, flt: Filter | None = None) -> int:
+        """Rows matching `flt` (all rows without one)."""
         tbl = self.chunks()
         if tbl is None:
             return 0
+        where = _where(flt)
         return tbl.count_rows(where) if where else tbl.count_rows()
 
     @_guarded
-    def rows(self, where: str | None = None, columns: Sequence[str] | None = None, limit: int | None = None) -> list[dict]:
+    def rows(self, flt: Filter | None = None, columns: Sequence[str] | None = None,
+             limit: int | None = None) -> list[dict]:
+        """Rows matching `flt` in table order, every one unless `limit` (the indexer's unembedded batches)."""
         tbl = self.chunks()
         if tbl is None:
             return []
         q = tbl.search()
+        where = _where(flt)
         if where:
             q = q.where(where)
         if columns:
@@ -455,29 +540,95 @@ class Store:
         q = q.limit(limit if limit is not None else max(tbl.count_rows(), 1))
         return q.to_list()
 
-    # --- one-pass lookups for the failure path ---------------------------------------------------
-    AT_COLUMNS = ("id", "path", "start_line", "end_line", "language", "symbol", "text")
+    @_guarded
+    def chunks_at(self, path: str, line: int, columns: Sequence[str] = AT_COLUMNS) -> list[dict]:
+        """Chunks of `path` whose line range covers `line` (nested units: several)."""
+        tbl = self.chunks()
+        if tbl is None:
+            return []
+        where = f"path = {sql_str(path)} AND start_line <= {int(line)} AND end_line >= {int(line)}"
+        return tbl.search().where(where).select(list(columns)).limit(max(tbl.count_rows(), 1)).to_list()
 
     @_guarded
-    def literal_lookup(self, terms: Sequence[str], limit: int, where: str | None = None, *,
+    def nearest(self, qvec, limit: int, flt: Filter | None = None) -> list[dict]:
+        """The `limit` embedded rows nearest to `qvec` by cosine, nearest first; each row gets `_cos`.
+
+        Rows not embedded yet hold placeholder vectors and never rank. nprobes/refine_factor only matter once
+        the IVF_PQ index exists (see ensure_vector_index).
+        """
+        tbl = self.chunks()
+        if tbl is None:
+            return []
+        q = tbl.search(qvec).metric("cosine").nprobes(20).refine_factor(10).limit(limit)
+        q = q.where(_where(flt, "embedded = true"), prefilter=True)
+        rows = q.to_list()
+        for r in rows:
+            r["_cos"] = 1.0 - float(r.pop("_distance", 1.0))
+        return rows
+
+    @_optional
+    def fulltext(self, text: str, limit: int, flt: Filter | None = None) -> list[dict]:
+        """BM25 over both full-text columns (FTS_COLUMNS) for the words of `text`, best first; [] when the
+        full-text indexes are not built yet."""
+        from lancedb.query import FullTextOperator, MultiMatchQuery
+
+        words = fts_words(text)
+        tbl = self.chunks()
+        if not words or tbl is None:
+            return []
+        q = tbl.search(MultiMatchQuery(words, list(FTS_COLUMNS), boosts=None, operator=FullTextOperator.OR), query_type="fts")
+        where = _where(flt)
+        if where:
+            q = q.where(where, prefilter=True)
+        return q.limit(limit).to_list()
+
+    @_optional
+    def regex_scan(self, pattern: str, limit: int, flt: Filter | None = None) -> list[dict]:
+        """Up to `limit` rows (table order) whose text matches the regular expression `pattern`."""
+        tbl = self.chunks()
+        if tbl is None:
+            return []
+        return tbl.search().where(_where(flt, f"regexp_like(text, {sql_str(pattern)})")).limit(limit).to_list()
+
+    @_optional
+    def substring_scan(self, terms: Sequence[str], limit: int, flt: Filter | None = None, *,
+                       case_sensitive: bool = False, require_all: bool = False) -> list[dict]:
+        """Up to `limit` rows (table order) whose text holds any (or, `require_all`, every) of `terms`.
+
+        A substring scan reads the whole text column (~50 ms at 50k chunks) and a failing command is often
+        re-run, so answers are cached until refresh() moves to a newer table version. Callers get copies.
+        """
+        terms = [t for t in terms if t]
+        tbl = self.chunks()
+        if not terms or tbl is None:
+            return []
+        key = (flt, tuple(terms), case_sensitive, require_all, limit)
+        if key not in self._scan_cache:
+            where = _where(flt, _contains(terms, case_sensitive=case_sensitive, require_all=require_all))
+            rows = tbl.search().where(where).limit(limit).to_list()
+            if len(self._scan_cache) >= SCAN_CACHE_ENTRIES:
+                self._scan_cache.pop(next(iter(self._scan_cache)))
+            self._scan_cache[key] = rows
+        return [dict(r) for r in self._scan_cache[key]]
+
+    @_guarded
+    def literal_lookup(self, terms: Sequence[str], limit: int, flt: Filter | None = None, *,
                        case_sensitive: bool = True, columns: Sequence[str] = AT_COLUMNS) -> dict[str, list[dict]]:
         """For each of `terms`, up to `limit` chunks whose text holds it verbatim, in one pass over the table.
 
-        The strings a failure names (message fragments, `raise Name(`, a test's title) cost one scan here
-        instead of one ranked search each. Streams, and stops once every term has `limit` chunks, so a common
-        term cannot crowd out a rare one. Terms nothing holds map to [].
+        For exact strings a failure names (message fragments, `raise Name(`): one scan instead of one ranked
+        search per string. The scan streams and stops once every term has `limit` chunks, so a common term
+        cannot crowd out a rare one. Terms nothing holds map to [].
         """
         wanted = list(dict.fromkeys(t for t in terms if t))
         found: dict[str, list[dict]] = {t: [] for t in wanted}
         tbl = self.chunks()
         if not wanted or tbl is None:
             return found
-        col = "text" if case_sensitive else "lower(text)"
-        cond = "(" + " OR ".join(f"strpos({col}, {sql_str(t if case_sensitive else t.lower())}) > 0" for t in wanted) + ")"
-        cond = f"({where}) AND {cond}" if where else cond
         cols = list(dict.fromkeys([*columns, "text"]))
+        where = _where(flt, _contains(wanted, case_sensitive=case_sensitive, require_all=False))
+        q = tbl.search().where(where).select(cols).limit(max(tbl.count_rows(), 1))
         open_terms = set(wanted)
-        q = tbl.search().where(cond).select(cols).limit(max(tbl.count_rows(), 1))
         for batch in q.to_batches(CHECK_BATCH):
             for row in batch.to_pylist():
                 text = row["text"] if case_sensitive else row["text"].lower()
@@ -491,28 +642,6 @@ class Store:
         return found
 
     @_guarded
-    def identifier_lookup(self, names: Sequence[str], limit: int, where: str | None = None,
-                          columns: Sequence[str] = AT_COLUMNS) -> dict[str, list[dict]]:
-        """For each of `names`, up to `limit` chunks that define it: the chunker's `symbol` names it whole
-        (`Store.refresh`) or as its last dotted part (`refresh`), alone or in a group (`a, b`). One scan of
-        the small symbol column, then an exact comparison here."""
-        wanted = list(dict.fromkeys(n for n in names if n))
-        found: dict[str, list[dict]] = {n: [] for n in wanted}
-        tbl = self.chunks()
-        if not wanted or tbl is None:
-            return found
-        cond = "(" + " OR ".join(f"strpos(symbol, {sql_str(n)}) > 0" for n in wanted) + ")"
-        cond = f"({where}) AND {cond}" if where else cond
-        cols = list(dict.fromkeys([*columns, "symbol"]))
-        for row in tbl.search().where(cond).select(cols).limit(max(tbl.count_rows(), 1)).to_list():
-            parts = {p.strip() for p in (row.get("symbol") or "").split(",")}
-            named = parts | {p.rsplit(".", 1)[-1] for p in parts}
-            for n in wanted:
-                if n in named and len(found[n]) < limit:
-                    found[n].append(row)
-        return found
-
-    @_guarded
     def symbols(self) -> list[dict]:
         """(path, start_line, end_line, symbol) of every chunk that names one: the nearest-name fallback
         when a failure names something the repository does not define."""
@@ -521,3 +650,24 @@ class Store:
             return []
         q = tbl.search().where("symbol != ''").select(["path", "start_line", "end_line", "symbol"])
         return q.limit(max(tbl.count_rows(), 1)).to_list()
+
+    @_guarded
+    def identifier_lookup(self, names: Sequence[str], limit: int, flt: Filter | None = None,
+                          columns: Sequence[str] = AT_COLUMNS) -> dict[str, list[dict]]:
+        """For each of `names`, up to `limit` chunks that define it: the chunker's `symbol` names it, whole
+        (`Store.refresh`) or as its last dotted part (`refresh`), alone or in a group (`a, b`). One scan of
+        the small symbol column, then an exact comparison here."""
+        wanted = list(dict.fromkeys(n for n in names if n))
+        found: dict[str, list[dict]] = {n: [] for n in wanted}
+        tbl = self.chunks()
+        if not wanted or tbl is None:
+            return found
+        cols = list(dict.fromkeys([*columns, "symbol"]))
+        where = _where(flt, "(" + " OR ".join(f"strpos(symbol, {sql_str(n)}) > 0" for n in wanted) + ")")
+        for row in tbl.search().where(where).select(cols).limit(max(tbl.count_rows(), 1)).to_list():
+            parts = {p.strip() for p in (row.get("symbol") or "").split(",")}
+            named = parts | {p.rsplit(".", 1)[-1] for p in parts}
+            for n in wanted:
+                if n in named and len(found[n]) < limit:
+                    found[n].append(row)
+        return found

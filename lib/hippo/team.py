@@ -21,7 +21,7 @@ differs from the base (local commits, dirty and untracked files, deletions), and
 cache for unchanged text. So the local index *is* base + overlay, merged at the table level: overlay rows
 replace the base rows of the same files in one commit, and deleted files lose theirs.
 
-pyarrow (for the filesystem) and lancedb are imported inside functions: `hippo index` with a fresh
+pyarrow (for the filesystem) and hippo.store (lancedb) are imported inside functions: `hippo index` with a fresh
 check-result (see CHECK_TTL) touches neither the network nor these modules.
 """
 from __future__ import annotations
@@ -303,11 +303,10 @@ def publish(root: Path, settings: Settings, *, embedder=None, allow_dirty: bool 
 
 def _remote_rows(loc: Location, rel: str) -> int:
     """Open the uploaded tables the way any LanceDB client would, and count the chunks."""
-    import lancedb
+    from hippo.store import remote_row_count
 
     try:
-        db = lancedb.connect(loc.lance_uri(rel), storage_options=loc.storage_options())
-        return db.open_table("chunks").count_rows()
+        return remote_row_count(loc.lance_uri(rel), loc.storage_options())
     except Exception as exc:
         raise RemoteError(f"LanceDB cannot open the uploaded index: {exc}") from exc
 

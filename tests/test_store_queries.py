@@ -1,0 +1,123 @@
+"""The Store owns every LanceDB query: lookups, filters and the scan cache, on a real index of the sample repo."""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from helpers_index import sample_repo
+from hippo.embedding.fake import FakeEmbedder
+from hippo.indexer import index_repo
+from hippo.state import load_state
+from hippo.store import Filter, Store
+
+LIB = Path(__file__).resolve().parent.parent / "lib" / "hippo"
+
+
+def test_only_store_imports_lancedb():
+    offenders = []
+    for path in sorted(LIB.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                names = [node.module]
+            if any(n == "lancedb" or n.startswith("lancedb.") for n in names):
+                offenders.append(f"{path.relative_to(LIB)}:{node.lineno}")
+    assert offenders and all(o.startswith("store.py:") for o in offenders), offenders
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    root = sample_repo(tmp_path_factory.mktemp("store"))
+    index_repo(root, embedder=FakeEmbedder())
+    st = Store(root / ".hippo", load_state(root / ".hippo").dim)
+    yield st
+    st.close()
+
+
+def test_literal_lookup_finds_each_string_in_one_call(store):
+    found = store.literal_lookup(['raise TokenExpiredError("Token is too old")', "InvalidSignatureError(",
+                                  "no chunk holds this string"], limit=5)
+    assert [r["path"] for r in found['raise TokenExpiredError("Token is too old")']] == ["src/auth/tokens.py"]
+    sig = found["InvalidSignatureError("]
+    assert sig and all("InvalidSignatureError(" in r["text"] for r in sig)
+    assert found["no chunk holds this string"] == []
+    # case-sensitive by default, as exact strings from an error message are
+    assert store.literal_lookup(["tokenexpirederror"], limit=5) == {"tokenexpirederror": []}
+    assert store.literal_lookup(["tokenexpirederror"], limit=5, case_sensitive=False)["tokenexpirederror"]
+
+
+def test_literal_lookup_caps_each_term_without_starving_the_others(store):
+    every = store.rows(columns=["id", "text"])
+    common = "e"  # in nearly every chunk
+    rare = 'raise TokenExpiredError("Token is too old")'
+    found = store.literal_lookup([common, rare], limit=2)
+    assert len(found[common]) == 2 and sum(common in r["text"] for r in every) > 2
+    assert len(found[rare]) == 1
+
+
+def test_literal_lookup_honours_the_filter(store):
+    term = "TokenExpiredError"
+    everywhere = {r["path"] for r in store.literal_lookup([term], limit=50)[term]}
+    assert {"src/auth/tokens.py", "tests/test_tokens.py"} <= everywhere
+    only_tests = store.literal_lookup([term], limit=50, flt=Filter(paths=("tests/test_tokens.py",)))[term]
+    assert {r["path"] for r in only_tests} == {"tests/test_tokens.py"}
+    assert store.literal_lookup([term], limit=50, flt=Filter(paths=()))[term] == []
+
+
+def test_identifier_lookup_matches_whole_symbols_only(store):
+    found = store.identifier_lookup(["TokenExpiredError", "AuthService", "Token"], limit=5)
+    defs = found["TokenExpiredError"]
+    assert defs and all("TokenExpiredError" in [p.strip() for p in r["symbol"].split(",")] for r in defs)
+    assert {r["path"] for r in defs} == {"src/auth/tokens.py"}  # the test that raises it does not define it
+    assert found["AuthService"] and all(r["path"] == "src/auth/tokens.py" for r in found["AuthService"])
+    assert found["Token"] == []  # a prefix of a symbol is not that symbol
+
+
+def test_quotes_in_values_are_data(store):
+    nasty = "x' OR '1'='1"
+    assert store.literal_lookup([nasty], limit=5) == {nasty: []}
+    assert store.count(Filter(paths=(nasty,))) == 0
+    assert store.chunks_at(nasty, 1) == []
+    assert store.substring_scan([nasty], 10) == []
+    assert store.count() > 0
+
+
+def test_filters_count_and_scan(store):
+    total = store.count()
+    assert store.count(Filter(embedded=True)) == total  # the fake embedder filled every vector
+    assert store.count(Filter(embedded=False)) == 0
+    tokens = store.count(Filter(paths=("src/auth/tokens.py",)))
+    assert 0 < tokens < total
+    rows = store.rows(Filter(paths=("src/auth/tokens.py",)), columns=["path"])
+    assert len(rows) == tokens and {r["path"] for r in rows} == {"src/auth/tokens.py"}
+
+
+def test_substring_scan_all_or_any_and_cached_copies(store):
+    anyof = store.substring_scan(["TokenExpiredError", "ShoppingCart"], 50)
+    both = store.substring_scan(["TokenExpiredError", "ShoppingCart"], 50, require_all=True, case_sensitive=True)
+    assert {r["path"] for r in anyof} >= {"src/auth/tokens.py", "src/web/cart.ts"}
+    assert both == []
+    first = store.substring_scan(["TokenExpiredError"], 50)
+    first[0]["text"] = "changed by the caller"
+    again = store.substring_scan(["TokenExpiredError"], 50)
+    assert again[0]["text"] != "changed by the caller"  # the cache hands out copies
+    assert store._scan_cache
+    store.refresh()
+    assert not store._scan_cache  # a newer table version empties it
+
+
+def test_nearest_and_fulltext_return_plain_rows(store):
+    from hippo.embedding.fake import fake_vector
+
+    near = store.nearest(fake_vector("token expired error"), 3)
+    assert len(near) == 3 and all(-1.0 <= r["_cos"] <= 1.0 for r in near)
+    assert near == sorted(near, key=lambda r: -r["_cos"])
+    only = store.nearest(fake_vector("token"), 10, Filter(paths=("src/web/retry.js",)))
+    assert only and {r["path"] for r in only} == {"src/web/retry.js"}
+    fts = store.fulltext("TokenExpiredError: Token is too old!", 5)
+    assert fts and fts[0]["path"].endswith("tokens.py")
+    assert store.fulltext("!!! ???", 5) == []  # nothing the full-text parser could take
