@@ -80,10 +80,9 @@ class Settings:
     extra_ignores: tuple[str, ...] = field(default_factory=tuple)
 
     def index_path(self, root: Path) -> Path:
-        if self.index_dir:
-            p = Path(self.index_dir).expanduser()
-            return p if p.is_absolute() else root / p
-        return root / ".hippo"
+        from hippo.indexdir import index_path
+
+        return index_path(root, self.index_dir)
 
 
 # --- validation -------------------------------------------------------------------------------

@@ -28,7 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hippo import integrity
+from hippo import indexdir, integrity
 from hippo.chunk import Chunk, chunk_id
 from hippo.config import Settings, load_settings
 from hippo.errors import DamagedIndexError, IndexLockedError
@@ -78,7 +78,7 @@ def index_dir_for(root: Path, settings: Settings, create: bool = True) -> Path:
     d = settings.index_path(root)
     refuse_planted(root, d)
     if create:
-        integrity.make_index_dir(d)
+        indexdir.create(d)
     return d
 
 

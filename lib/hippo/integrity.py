@@ -53,15 +53,6 @@ def refuse_planted(root: Path, index_dir: Path) -> None:
                              "dir. Remove them (or set HIPPO_INDEX_DIR elsewhere) and run `hippo index` again.")
 
 
-def make_index_dir(index_dir: Path) -> None:
-    """Create the index dir with a `.gitignore` of `*` first, so `git add -A` never commits (and so plants)
-    it; every process that creates the dir (the indexer, SessionStart) goes through here."""
-    index_dir.mkdir(parents=True, exist_ok=True)
-    ignore = index_dir / ".gitignore"
-    if not ignore.exists():
-        ignore.write_text("# hippo's local index; safe to delete (`rm -rf .hippo`)\n*\n", encoding="utf-8")
-
-
 _TRACKED_CACHE: dict[tuple[str, str], tuple[object, bool]] = {}
 
 

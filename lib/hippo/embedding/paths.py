@@ -4,16 +4,11 @@ Stdlib only, so anything (hooks included) can ask for the location without payin
 """
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
+from hippo.indexdir import hippo_home
 
-def hippo_home() -> Path:
-    """`$HIPPO_HOME`, else `~/.cache/hippo`. Not created here; callers mkdir what they write."""
-    env = os.environ.get("HIPPO_HOME", "").strip()
-    if env:
-        return Path(env).expanduser()
-    return Path.home() / ".cache" / "hippo"
+__all__ = ["hippo_home", "models_dir", "fastembed_cache_dir"]
 
 
 def models_dir() -> Path:

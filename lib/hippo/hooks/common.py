@@ -8,13 +8,11 @@ import sys
 import time
 from pathlib import Path
 
+from hippo.indexdir import hippo_home
+
 HARD_CAP = 9500  # Claude Code turns longer hook values into a 2 KB preview
 LOG_MAX_BYTES = 512 * 1024
 TRUNCATED = "\n… (hippo: output truncated to fit the hook budget)"
-
-
-def hippo_home() -> Path:
-    return Path(os.environ.get("HIPPO_HOME") or Path.home() / ".cache" / "hippo")
 
 
 def find_repo_root(cwd: str | os.PathLike | None) -> Path | None:
@@ -32,7 +30,7 @@ def find_repo_root(cwd: str | os.PathLike | None) -> Path | None:
 
 
 def index_dir(root: Path):
-    """(settings, index dir) for a repo, without creating anything."""
+    """(settings, index dir) for a repo, without creating anything (the path is indexdir.index_path)."""
     from hippo.config import load_settings
     from hippo.integrity import refuse_planted
 

@@ -177,9 +177,9 @@ def _changes(root: Path, idx: Path, record: bool, since_previous: bool = False) 
              if ln[3:] and not ln[3:].startswith(".hippo")]
     if record and head:
         try:
-            from hippo.integrity import make_index_dir
+            from hippo import indexdir
 
-            make_index_dir(idx)
+            indexdir.create(idx)
             prev = {"head": base, "time": last.get("time", 0)} if base else None
             rec_path.write_text(json.dumps({"head": head, "time": time.time(), "prev": prev}), encoding="utf-8")
         except OSError as exc:

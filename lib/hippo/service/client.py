@@ -152,15 +152,10 @@ def repo_root(cwd) -> str | None:
 
 
 def quick_index_dir(root: str) -> str:
-    """The index dir without loading settings in the common case (index_dir is an environment-only
-    setting, so without HIPPO_INDEX_DIR it is always `<root>/.hippo`)."""
-    if "HIPPO_INDEX_DIR" not in os.environ:
-        return os.path.join(root, ".hippo")
-    from pathlib import Path
+    """The index dir without loading settings (index_dir is an environment-only setting)."""
+    from hippo.indexdir import index_path
 
-    from hippo.config import load_settings
-
-    return str(load_settings(Path(root)).index_path(Path(root)))
+    return str(index_path(root))
 
 
 def server_running(index_dir) -> bool:

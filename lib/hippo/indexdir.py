@@ -1,0 +1,190 @@
+"""Where hippo keeps its files, how they are locked, how they are written. Stdlib only and cheap to import:
+every hook goes through here.
+
+- `hippo_home()`: per-user data that outlives a repository index (built models, the fastembed cache, the
+  log of hooks that run outside any repo).
+- `index_path(root)`: a repository's index dir (`<root>/.hippo` unless HIPPO_INDEX_DIR says otherwise);
+  `create(index_dir)` makes it with the `.gitignore` that keeps `git add -A` from committing it.
+- Locks: advisory whole-file locks, exclusive or shared, that the OS drops when the holder closes the file
+  or dies. `flock` on POSIX; on Windows `LockFileEx` on the file's handle (through msvcrt), which has the
+  same exclusive/shared/fail-now modes.
+- `atomic_write(path, data)`: readers see the old file or the new one, never a part.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO
+
+DEFAULT_DIR = ".hippo"
+NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)  # Windows has none (and no symlinks an unprivileged user makes)
+
+
+# --- locations -------------------------------------------------------------------------------------
+def hippo_home() -> Path:
+    """`$HIPPO_HOME`, else `~/.cache/hippo`. A blank value counts as unset and `~` is expanded, for the
+    models, the fastembed cache and the fallback log alike. Not created here: callers mkdir what they write."""
+    env = os.environ.get("HIPPO_HOME", "").strip()
+    if env:
+        return Path(env).expanduser()
+    return Path.home() / ".cache" / "hippo"
+
+
+def index_path(root: Path | str, configured: str | None = None) -> Path:
+    """The index dir of the repository at `root`, nothing created or checked.
+
+    `configured` is the `index_dir` setting; by default HIPPO_INDEX_DIR, which is where that setting comes
+    from (a repository's own config may not move the index, see config.ENV_ONLY), so hooks need not load
+    settings to find the index. A relative value is taken under `root`.
+    """
+    root = Path(root)
+    value = os.environ.get("HIPPO_INDEX_DIR", "") if configured is None else configured
+    if value:
+        p = Path(value).expanduser()
+        return p if p.is_absolute() else root / p
+    return root / DEFAULT_DIR
+
+
+def create(index_dir: Path) -> None:
+    """Create the index dir with a `.gitignore` of `*` first, so `git add -A` never commits (and so plants)
+    it; every process that creates the dir (the indexer, SessionStart) goes through here."""
+    index_dir.mkdir(parents=True, exist_ok=True)
+    ignore = index_dir / ".gitignore"
+    if not ignore.exists():
+        atomic_write(ignore, "# hippo's local index; safe to delete (`rm -rf .hippo`)\n*\n")
+
+
+# --- locks -----------------------------------------------------------------------------------------
+if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
+    import ctypes
+    import msvcrt
+    from ctypes import wintypes
+
+    class _Overlapped(ctypes.Structure):
+        _fields_ = [("Internal", ctypes.c_void_p), ("InternalHigh", ctypes.c_void_p),
+                    ("Offset", wintypes.DWORD), ("OffsetHigh", wintypes.DWORD), ("hEvent", wintypes.HANDLE)]
+
+    _kernel32 = ctypes.WinDLL("kernel32", use_last_error=True)
+    _EXCLUSIVE, _FAIL_NOW = 0x2, 0x1
+    _BUSY = 33  # ERROR_LOCK_VIOLATION: another handle holds a conflicting lock
+    # Lock one byte far past any content: Windows locks are mandatory for the range they cover, and the
+    # writer lock file holds the holder's pid at offset 0 for others to read.
+    _HIGH = 0x7FFFFFFF
+
+    def _os_lock(fd: int, shared: bool, blocking: bool) -> bool:
+        handle = wintypes.HANDLE(msvcrt.get_osfhandle(fd))
+        flags = (0 if shared else _EXCLUSIVE) | (0 if blocking else _FAIL_NOW)
+        if _kernel32.LockFileEx(handle, flags, 0, 1, 0, ctypes.byref(_Overlapped(OffsetHigh=_HIGH))):
+            return True
+        err = ctypes.get_last_error()
+        if err == _BUSY:
+            return False
+        raise ctypes.WinError(err)
+
+    def _os_unlock(fd: int) -> None:
+        handle = wintypes.HANDLE(msvcrt.get_osfhandle(fd))
+        _kernel32.UnlockFileEx(handle, 0, 1, 0, ctypes.byref(_Overlapped(OffsetHigh=_HIGH)))
+else:
+    import fcntl
+
+    def _os_lock(fd: int, shared: bool, blocking: bool) -> bool:
+        op = (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | (0 if blocking else fcntl.LOCK_NB)
+        try:
+            fcntl.flock(fd, op)
+        except BlockingIOError:
+            return False
+        return True
+
+    def _os_unlock(fd: int) -> None:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+
+
+def open_lock(path: Path | str) -> IO[str]:
+    """Open (creating, mode 0600) a lock file of the index dir without following a symlink planted there.
+    The lock lives as long as the returned file is open."""
+    return os.fdopen(os.open(path, os.O_RDWR | os.O_CREAT | NOFOLLOW, 0o600), "r+")
+
+
+def try_lock(fh: IO, *, shared: bool = False) -> bool:
+    """Take the lock without waiting: True when taken, False when another open file holds a conflicting one
+    (exclusive conflicts with everything, shared only with exclusive). Other OS errors propagate."""
+    return _os_lock(fh.fileno(), shared, blocking=False)
+
+
+def lock(fh: IO, *, shared: bool = False) -> None:
+    """Take the lock, waiting as long as it takes."""
+    _os_lock(fh.fileno(), shared, blocking=True)
+
+
+def wait_lock(fh: IO, wait: float, *, shared: bool = False, poll: float = 0.05) -> bool:
+    """`try_lock` until it succeeds or `wait` seconds have passed (a bounded wait, unlike `lock`)."""
+    deadline = time.monotonic() + wait
+    while not try_lock(fh, shared=shared):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(poll)
+    return True
+
+
+def unlock(fh: IO) -> None:
+    """Drop the lock early; closing the file drops it too."""
+    _os_unlock(fh.fileno())
+
+
+def held(path: Path | str) -> bool:
+    """True when some process holds a lock on `path` (a probe: takes and drops it; never creates the file)."""
+    try:
+        fh = os.fdopen(os.open(path, os.O_RDONLY | NOFOLLOW), "r")
+    except OSError:
+        return False
+    with fh:
+        try:
+            if not try_lock(fh):
+                return True
+        except OSError:
+            return False
+        unlock(fh)
+    return False
+
+
+@contextlib.contextmanager
+def locked(path: Path | str, *, shared: bool = False) -> Iterator[IO[str]]:
+    """Hold the lock on `path` (waiting for it) for the body of a `with`."""
+    with open_lock(path) as fh:
+        lock(fh, shared=shared)
+        try:
+            yield fh
+        finally:
+            unlock(fh)
+
+
+# --- writes ----------------------------------------------------------------------------------------
+def atomic_write(path: Path | str, data: bytes | str, *, mode: int = 0o600) -> None:
+    """Replace `path` with `data` so a reader sees the old file or the new one, never a part of either.
+
+    The temp file is created beside the target with O_EXCL|O_NOFOLLOW (nothing planted under its name is
+    followed or reused), synced to disk, then renamed over the target. A directory that is a symlink is
+    refused (OSError): hippo never writes through one.
+    """
+    path = Path(path)
+    parent = path.parent
+    if stat.S_ISLNK(os.lstat(parent).st_mode):
+        raise OSError(f"{parent} is a symlink; hippo will not write through it")
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    tmp = parent / f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW | getattr(os, "O_BINARY", 0), mode)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(payload)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
