@@ -17,7 +17,6 @@ for paths the state does not know (written just before a kill) so nothing orphan
 """
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import inspect
 import os
@@ -88,7 +87,7 @@ def open_private(path: Path, flags: int = os.O_RDWR | os.O_CREAT):
 
 
 class WriterLock:
-    """One writer per index (fcntl.flock on `.hippo/lock`); readers never take it."""
+    """One writer per index (an exclusive indexdir lock on `.hippo/lock`); readers never take it."""
 
     def __init__(self, index_dir: Path, wait_seconds: float) -> None:
         self.path = index_dir / "lock"
@@ -96,17 +95,10 @@ class WriterLock:
         self.fh = None
 
     def __enter__(self) -> WriterLock:
-        self.fh = open_private(self.path)
-        deadline = time.monotonic() + self.wait
-        while True:
-            try:
-                fcntl.flock(self.fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    self.fh.close()
-                    raise IndexLockedError() from None
-                time.sleep(0.1)
+        self.fh = indexdir.open_lock(self.path)
+        if not indexdir.wait_lock(self.fh, self.wait, poll=0.1):
+            self.fh.close()
+            raise IndexLockedError()
         self.fh.seek(0)
         self.fh.truncate()
         self.fh.write(str(os.getpid()))
@@ -115,7 +107,7 @@ class WriterLock:
 
     def __exit__(self, *exc: object) -> None:
         if self.fh is not None:
-            fcntl.flock(self.fh, fcntl.LOCK_UN)
+            indexdir.unlock(self.fh)
             self.fh.close()
 
 
@@ -534,19 +526,7 @@ def index_repo(root: Path, settings: Settings | None = None, *, full: bool = Fal
 
 def writer_busy(index_dir: Path) -> bool:
     """True when some process holds the writer lock (an index run, perhaps a rebuild, is under way)."""
-    try:
-        fh = open_private(index_dir / "lock", os.O_RDONLY)
-    except OSError:
-        return False
-    with fh:
-        try:
-            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return True
-        except OSError:
-            return False
-        fcntl.flock(fh, fcntl.LOCK_UN)
-    return False
+    return indexdir.held(index_dir / "lock")
 
 
 def repair(root: Path, settings: Settings, damage: DamagedIndexError, *, wait: bool) -> IndexReport | None:

@@ -19,11 +19,9 @@ matches error messages and an ordinary failure (disk full, a bad query) is never
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import functools
 import os
 import re
-import time
 import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -31,6 +29,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import IO, Any
 
+from hippo import indexdir
 from hippo.errors import DamagedIndexError, HippoError
 
 os.environ.setdefault("LANCEDB_LOG", "error")
@@ -140,7 +139,7 @@ def remote_row_count(uri: str, storage_options: dict[str, str] | None = None) ->
 
 
 class ReaderMark:
-    """A shared flock on `readers.lock` held while a process may read a table version.
+    """A shared lock on `readers.lock` (indexdir) held while a process may read a table version.
 
     The writer takes this lock exclusively only for the short final optimize that drops every old version,
     never while indexing; a reader that meets it waits up to MARK_WAIT seconds, then goes on unmarked
@@ -155,36 +154,36 @@ class ReaderMark:
         if self.fh is not None:
             return True
         try:
-            fh = open(self.path, "a+")
+            fh = indexdir.open_lock(self.path)
         except OSError:
             return False
-        deadline = time.monotonic() + wait
-        while True:
-            try:
-                fcntl.flock(fh, fcntl.LOCK_SH | fcntl.LOCK_NB)
-                self.fh = fh
-                return True
-            except OSError:
-                if time.monotonic() >= deadline:
-                    fh.close()
-                    return False
-                time.sleep(0.02)
+        try:
+            taken = indexdir.wait_lock(fh, wait, shared=True, poll=0.02)
+        except OSError:
+            taken = False
+        if not taken:
+            fh.close()
+            return False
+        self.fh = fh
+        return True
 
     def release(self) -> None:
         if self.fh is not None:
-            self.fh.close()  # closing drops the flock
+            self.fh.close()  # closing drops the lock
             self.fh = None
 
 
 def no_readers(index_dir: Path):
     """An open file holding the exclusive readers lock when no reader is marked, else None."""
     try:
-        fh = open(index_dir / READERS_LOCK, "a+")
+        fh = indexdir.open_lock(index_dir / READERS_LOCK)
     except OSError:
         return None
     try:
-        fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        taken = indexdir.try_lock(fh)
     except OSError:
+        taken = False
+    if not taken:
         fh.close()
         return None
     return fh

@@ -174,17 +174,10 @@ def quantize(fp32_path: Path, int8_path: Path) -> None:
 @contextlib.contextmanager
 def _build_lock(target: Path) -> Iterator[None]:
     """Serialise builders of one model across processes (advisory; released if the process dies)."""
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - non-POSIX: rely on the atomic rename alone
+    from hippo import indexdir
+
+    with indexdir.locked(target.parent / f".{target.name}.lock"):
         yield
-        return
-    with open(target.parent / f".{target.name}.lock", "a+b") as fh:
-        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
 
 
 def _remove_leftovers(target: Path) -> None:

@@ -128,18 +128,10 @@ def _kick_indexer(root: Path, idx: Path) -> bool:
     """Background incremental `hippo index --quiet`, unless a writer already holds the lock."""
     if os.environ.get("HIPPO_NO_BACKGROUND_INDEX") == "1":
         return False
-    lock = idx / "lock"
-    if lock.exists():
-        import fcntl
+    from hippo import indexdir
 
-        try:
-            with open(lock, "a+") as fh:
-                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                fcntl.flock(fh, fcntl.LOCK_UN)
-        except BlockingIOError:
-            return False
-        except OSError:
-            pass
+    if indexdir.held(idx / "lock"):
+        return False
     return spawn_detached(["index", "--quiet", "--repo", str(root)], idx, root) is not None
 
 

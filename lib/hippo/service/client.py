@@ -160,21 +160,9 @@ def quick_index_dir(root: str) -> str:
 
 def server_running(index_dir) -> bool:
     """True when some process holds the server's singleton lock."""
-    import fcntl
+    from hippo import indexdir
 
-    lock = os.path.join(os.fspath(index_dir), "server.lock")
-    if not os.path.exists(lock):
-        return False
-    try:
-        with open(lock, "a+") as fh:
-            try:
-                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                return True
-            fcntl.flock(fh, fcntl.LOCK_UN)
-            return False
-    except OSError:
-        return False
+    return indexdir.held(os.path.join(os.fspath(index_dir), "server.lock"))
 
 
 def start_server(root, index_dir) -> int | None:

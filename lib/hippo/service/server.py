@@ -11,13 +11,13 @@ version (the background indexer writes while we read). Started as a fresh `pytho
 """
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import socket
 import time
 from pathlib import Path
 
+from hippo import indexdir
 from hippo.errors import HippoError
 from hippo.hooks.common import log
 from hippo.service.client import MAX_REQUEST, private_dir_ok, socket_path
@@ -61,12 +61,9 @@ class QueryServer:
             log(None, f"server: not serving {self.root}: {exc}")
             return 0
         self.index_dir.mkdir(parents=True, exist_ok=True)
-        # O_NOFOLLOW: a planted `server.lock` link must not make us create or lock a file elsewhere.
-        lock = os.fdopen(os.open(self.index_dir / "server.lock", os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0),
-                                 0o600), "r+")
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+        # open_lock is O_NOFOLLOW: a planted `server.lock` link must not make us create or lock a file elsewhere.
+        lock = indexdir.open_lock(self.index_dir / "server.lock")
+        if not indexdir.try_lock(lock):
             lock.close()
             return 0
         path = socket_path(self.index_dir)
