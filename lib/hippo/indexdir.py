@@ -9,17 +9,20 @@ every hook goes through here.
   or dies. `flock` on POSIX; on Windows `LockFileEx` on the file's handle (through msvcrt), which has the
   same exclusive/shared/fail-now modes.
 - `atomic_write(path, data)`: readers see the old file or the new one, never a part.
+
+Module imports are os/stat/sys only (the rest is imported where used): the warm hook process imports this
+to find the index dir and keeps to json/os/sys.
 """
 from __future__ import annotations
 
-import contextlib
 import os
 import stat
 import sys
-import time
-from collections.abc import Iterator
-from pathlib import Path
-from typing import IO
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import IO
 
 DEFAULT_DIR = ".hippo"
 NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)  # Windows has none (and no symlinks an unprivileged user makes)
@@ -29,25 +32,33 @@ NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)  # Windows has none (and no symlinks an 
 def hippo_home() -> Path:
     """`$HIPPO_HOME`, else `~/.cache/hippo`. A blank value counts as unset and `~` is expanded, for the
     models, the fastembed cache and the fallback log alike. Not created here: callers mkdir what they write."""
+    from pathlib import Path
+
     env = os.environ.get("HIPPO_HOME", "").strip()
     if env:
         return Path(env).expanduser()
     return Path.home() / ".cache" / "hippo"
 
 
-def index_path(root: Path | str, configured: str | None = None) -> Path:
-    """The index dir of the repository at `root`, nothing created or checked.
+def index_location(root: str, configured: str | None = None) -> str:
+    """The index dir of the repository at `root` as a string, nothing created or checked.
 
     `configured` is the `index_dir` setting; by default HIPPO_INDEX_DIR, which is where that setting comes
     from (a repository's own config may not move the index, see config.ENV_ONLY), so hooks need not load
     settings to find the index. A relative value is taken under `root`.
     """
-    root = Path(root)
     value = os.environ.get("HIPPO_INDEX_DIR", "") if configured is None else configured
     if value:
-        p = Path(value).expanduser()
-        return p if p.is_absolute() else root / p
-    return root / DEFAULT_DIR
+        p = os.path.expanduser(value)
+        return p if os.path.isabs(p) else os.path.join(root, p)
+    return os.path.join(root, DEFAULT_DIR)
+
+
+def index_path(root: Path | str, configured: str | None = None) -> Path:
+    """`index_location` as a Path (what Settings.index_path returns)."""
+    from pathlib import Path
+
+    return Path(index_location(os.fspath(root), configured))
 
 
 def create(index_dir: Path) -> None:
@@ -61,25 +72,30 @@ def create(index_dir: Path) -> None:
 
 # --- locks -----------------------------------------------------------------------------------------
 if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
-    import ctypes
-    import msvcrt
-    from ctypes import wintypes
-
-    class _Overlapped(ctypes.Structure):
-        _fields_ = [("Internal", ctypes.c_void_p), ("InternalHigh", ctypes.c_void_p),
-                    ("Offset", wintypes.DWORD), ("OffsetHigh", wintypes.DWORD), ("hEvent", wintypes.HANDLE)]
-
-    _kernel32 = ctypes.WinDLL("kernel32", use_last_error=True)
     _EXCLUSIVE, _FAIL_NOW = 0x2, 0x1
     _BUSY = 33  # ERROR_LOCK_VIOLATION: another handle holds a conflicting lock
     # Lock one byte far past any content: Windows locks are mandatory for the range they cover, and the
     # writer lock file holds the holder's pid at offset 0 for others to read.
     _HIGH = 0x7FFFFFFF
 
+    def _overlapped():
+        import ctypes
+        from ctypes import wintypes
+
+        class Overlapped(ctypes.Structure):
+            _fields_ = [("Internal", ctypes.c_void_p), ("InternalHigh", ctypes.c_void_p),
+                        ("Offset", wintypes.DWORD), ("OffsetHigh", wintypes.DWORD), ("hEvent", wintypes.HANDLE)]
+
+        return ctypes.byref(Overlapped(OffsetHigh=_HIGH))
+
     def _os_lock(fd: int, shared: bool, blocking: bool) -> bool:
-        handle = wintypes.HANDLE(msvcrt.get_osfhandle(fd))
+        import ctypes
+        import msvcrt
+        from ctypes import wintypes
+
+        kernel32 = ctypes.WinDLL("kernel32", use_last_error=True)
         flags = (0 if shared else _EXCLUSIVE) | (0 if blocking else _FAIL_NOW)
-        if _kernel32.LockFileEx(handle, flags, 0, 1, 0, ctypes.byref(_Overlapped(OffsetHigh=_HIGH))):
+        if kernel32.LockFileEx(wintypes.HANDLE(msvcrt.get_osfhandle(fd)), flags, 0, 1, 0, _overlapped()):
             return True
         err = ctypes.get_last_error()
         if err == _BUSY:
@@ -87,12 +103,16 @@ if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
         raise ctypes.WinError(err)
 
     def _os_unlock(fd: int) -> None:
-        handle = wintypes.HANDLE(msvcrt.get_osfhandle(fd))
-        _kernel32.UnlockFileEx(handle, 0, 1, 0, ctypes.byref(_Overlapped(OffsetHigh=_HIGH)))
-else:
-    import fcntl
+        import ctypes
+        import msvcrt
+        from ctypes import wintypes
 
+        kernel32 = ctypes.WinDLL("kernel32", use_last_error=True)
+        kernel32.UnlockFileEx(wintypes.HANDLE(msvcrt.get_osfhandle(fd)), 0, 1, 0, _overlapped())
+else:
     def _os_lock(fd: int, shared: bool, blocking: bool) -> bool:
+        import fcntl
+
         op = (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | (0 if blocking else fcntl.LOCK_NB)
         try:
             fcntl.flock(fd, op)
@@ -101,6 +121,8 @@ else:
         return True
 
     def _os_unlock(fd: int) -> None:
+        import fcntl
+
         fcntl.flock(fd, fcntl.LOCK_UN)
 
 
@@ -123,6 +145,8 @@ def lock(fh: IO, *, shared: bool = False) -> None:
 
 def wait_lock(fh: IO, wait: float, *, shared: bool = False, poll: float = 0.05) -> bool:
     """`try_lock` until it succeeds or `wait` seconds have passed (a bounded wait, unlike `lock`)."""
+    import time
+
     deadline = time.monotonic() + wait
     while not try_lock(fh, shared=shared):
         if time.monotonic() >= deadline:
@@ -152,15 +176,26 @@ def held(path: Path | str) -> bool:
     return False
 
 
-@contextlib.contextmanager
-def locked(path: Path | str, *, shared: bool = False) -> Iterator[IO[str]]:
+class locked:  # noqa: N801 - used like a function: `with locked(path):`
     """Hold the lock on `path` (waiting for it) for the body of a `with`."""
-    with open_lock(path) as fh:
-        lock(fh, shared=shared)
+
+    def __init__(self, path: Path | str, *, shared: bool = False) -> None:
+        self.path, self.shared = path, shared
+        self.fh: IO[str] | None = None
+
+    def __enter__(self) -> IO[str]:
+        self.fh = open_lock(self.path)
         try:
-            yield fh
-        finally:
-            unlock(fh)
+            lock(self.fh, shared=self.shared)
+        except BaseException:
+            self.fh.close()
+            raise
+        return self.fh
+
+    def __exit__(self, *exc: object) -> None:
+        if self.fh is not None:
+            self.fh.close()  # closing drops the lock
+            self.fh = None
 
 
 # --- writes ----------------------------------------------------------------------------------------
@@ -171,6 +206,8 @@ def atomic_write(path: Path | str, data: bytes | str, *, mode: int = 0o600) -> N
     followed or reused), synced to disk, then renamed over the target. A directory that is a symlink is
     refused (OSError): hippo never writes through one.
     """
+    from pathlib import Path
+
     path = Path(path)
     parent = path.parent
     if stat.S_ISLNK(os.lstat(parent).st_mode):
@@ -185,6 +222,8 @@ def atomic_write(path: Path | str, data: bytes | str, *, mode: int = 0o600) -> N
             os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:
-        with contextlib.suppress(OSError):
+        try:
             os.unlink(tmp)
+        except OSError:
+            pass
         raise

@@ -152,10 +152,13 @@ def repo_root(cwd) -> str | None:
 
 
 def quick_index_dir(root: str) -> str:
-    """The index dir without loading settings (index_dir is an environment-only setting)."""
-    from hippo.indexdir import index_path
+    """The index dir without loading settings (index_dir is an environment-only setting). Without
+    HIPPO_INDEX_DIR no pathlib either: the warm hook process keeps to json/os/sys."""
+    from hippo import indexdir
 
-    return str(index_path(root))
+    if not os.environ.get("HIPPO_INDEX_DIR"):
+        return indexdir.index_location(root)
+    return str(indexdir.index_path(root))  # the same spelling as the server's Path
 
 
 def server_running(index_dir) -> bool:
