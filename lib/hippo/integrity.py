@@ -22,12 +22,12 @@ from __future__ import annotations
 import json
 import os
 import stat
-import tempfile
 import time
 import zlib
 from pathlib import Path
 
 from hippo.config import UnsafeIndexDir, check_index_dir
+from hippo.indexdir import atomic_write
 
 SUMS = "tablesums.json"
 MARK = "damaged"
@@ -124,17 +124,7 @@ def _load(index_dir: Path) -> dict | None:
 
 
 def _write_json(path: Path, data: dict) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, separators=(",", ":"))
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    atomic_write(path, json.dumps(data, separators=(",", ":")))
 
 
 def record(index_dir: Path) -> None:

@@ -6,11 +6,11 @@ matches the table: files it lists are fully indexed; files it lacks are picked u
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from hippo.indexdir import atomic_write
 
 SCHEMA_VERSION = 1
 
@@ -74,16 +74,4 @@ def save_state(index_dir: Path, state: IndexState) -> None:
     data["files"] = {p: vars(rec) for p, rec in state.files.items()}
     text = json.dumps(data, separators=(",", ":"))
     index_dir.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".state.", dir=index_dir)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, state_path(index_dir))
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    atomic_write(state_path(index_dir), text)

@@ -178,10 +178,10 @@ def _read(fs, path: str) -> bytes | None:
 def _write(fs, path: str, data: bytes) -> None:
     """One object put (S3 shows it whole or not at all); locally a temp file renamed into place."""
     if type(fs).__name__ == "LocalFileSystem":
+        from hippo.indexdir import atomic_write
+
         Path(path).parent.mkdir(parents=True, exist_ok=True)
-        tmp = f"{path}.{uuid.uuid4().hex}.tmp"
-        Path(tmp).write_bytes(data)
-        os.replace(tmp, path)
+        atomic_write(path, data, mode=0o644)  # a shared location: other users read it
         return
     with fs.open_output_stream(path) as fh:
         fh.write(data)
@@ -339,10 +339,10 @@ def load_team(index_dir: Path) -> dict:
 
 
 def _save_team(index_dir: Path, data: dict) -> None:
+    from hippo.indexdir import atomic_write
+
     index_dir.mkdir(parents=True, exist_ok=True)
-    tmp = _team_file(index_dir).with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
-    os.replace(tmp, _team_file(index_dir))
+    atomic_write(_team_file(index_dir), json.dumps(data, indent=1))
 
 
 def ancestors(root: Path, depth: int = WALK_DEPTH) -> list[str]:

@@ -173,7 +173,7 @@ def _changes(root: Path, idx: Path, record: bool, since_previous: bool = False) 
 
             indexdir.create(idx)
             prev = {"head": base, "time": last.get("time", 0)} if base else None
-            rec_path.write_text(json.dumps({"head": head, "time": time.time(), "prev": prev}), encoding="utf-8")
+            indexdir.atomic_write(rec_path, json.dumps({"head": head, "time": time.time(), "prev": prev}))
         except OSError as exc:
             log(idx, "could not record the session start", exc)
     return _frame_changes(lead, commits, changed, dirty)

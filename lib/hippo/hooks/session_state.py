@@ -6,12 +6,12 @@ update only means a chunk may be shown twice, never a broken hook.
 from __future__ import annotations
 
 import json
-import os
 import re
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from hippo.indexdir import atomic_write
 
 MAX_AGE_S = 3 * 24 * 3600
 _SAFE_ID = re.compile(r"[^A-Za-z0-9_.-]")
@@ -49,10 +49,7 @@ def remember(index_dir: Path, session_id: str, keys: list[str]) -> None:
     seen = list(dict.fromkeys([*data.get("injected", []), *keys]))[-500:]
     data.update(injected=seen, updated=time.time())
     p.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".sess.", dir=p.parent)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        json.dump(data, fh)
-    os.replace(tmp, p)
+    atomic_write(p, json.dumps(data))
 
 
 def prune(index_dir: Path, max_age_s: float = MAX_AGE_S, now: float | None = None) -> int:
@@ -80,10 +77,7 @@ def reset_injected(index_dir: Path, session_id: str) -> None:
         return
     data = load(index_dir, session_id)
     data.update(injected=[], updated=time.time())
-    fd, tmp = tempfile.mkstemp(prefix=".sess.", dir=p.parent)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        json.dump(data, fh)
-    os.replace(tmp, p)
+    atomic_write(p, json.dumps(data))
 
 
 def forget(index_dir: Path, session_id: str) -> None:
