@@ -71,7 +71,7 @@ READER = textwrap.dedent("""
     from pathlib import Path
     from hippo.embedding.fake import FakeEmbedder
     from hippo.search import Searcher
-    from hippo.store import sql_str
+    from hippo.store import Filter
     root, expected, stop = Path(sys.argv[1]), json.loads(Path(sys.argv[2]).read_text()), Path(sys.argv[3])
     s = Searcher(root, embedder=FakeEmbedder())
     Path(sys.argv[4]).touch()  # the index is open: the writer may start
@@ -83,7 +83,7 @@ READER = textwrap.dedent("""
         else:
             s.refresh()
         for rel, valid in expected.items():
-            rows = s.store.rows(f"path = {sql_str(rel)}", columns=["start_line", "end_line", "text"])
+            rows = s.store.rows(Filter(paths=(rel,)), columns=["start_line", "end_line", "text"])
             import hashlib
             got = sorted([r["start_line"], r["end_line"], hashlib.sha1(r["text"].encode()).hexdigest()] for r in rows)
             checks += 1

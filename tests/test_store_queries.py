@@ -121,3 +121,10 @@ def test_nearest_and_fulltext_return_plain_rows(store):
     fts = store.fulltext("TokenExpiredError: Token is too old!", 5)
     assert fts and fts[0]["path"].endswith("tokens.py")
     assert store.fulltext("!!! ???", 5) == []  # nothing the full-text parser could take
+
+
+def test_raw_sql_is_refused(store):
+    with pytest.raises(TypeError, match="Filter"):
+        store.count("embedded = true")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="Filter"):
+        store.rows("path = 'x'")  # type: ignore[arg-type]

@@ -115,6 +115,8 @@ class Filter:
 
 
 def _where(flt: Filter | None, extra: str | None = None) -> str | None:
+    if flt is not None and not isinstance(flt, Filter):  # an SQL string from before Filter existed
+        raise TypeError(f"Store reads take a store.Filter, not {type(flt).__name__}")
     return _and(flt.sql() if flt is not None else None, extra)
 
 
