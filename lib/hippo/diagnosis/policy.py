@@ -63,9 +63,10 @@ def select(candidates: list[Evidence], live: LiveFiles, output: str, exclude: se
             break
         if adjust(ev) < MIN_WEIGHT:
             continue
-        ev = relocate(ev, live)
-        if ev is None:
+        moved = relocate(ev, live)
+        if moved is None:
             continue
+        ev = moved
         win = window(ev, live)
         if win is None:
             continue
