@@ -5,8 +5,6 @@ index right now (the indexer's own no-read comparison), so uncommitted edits cou
 """
 from __future__ import annotations
 
-import errno
-import fcntl
 import os
 import time
 from pathlib import Path
@@ -35,24 +33,23 @@ def builder_pid(index_dir: Path) -> int | None:
     probe never blocks a writer for long: writers retry for seconds. Returns 0 when the holder's pid is
     unreadable.
     """
+    from hippo import indexdir
+
     try:
-        fd = os.open(index_dir / "lock", os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+        fh = os.fdopen(os.open(index_dir / "lock", os.O_RDONLY | indexdir.NOFOLLOW | getattr(os, "O_NONBLOCK", 0)), "r")
     except OSError:
         return None  # no lock file: no writer ever ran here
-    try:
+    with fh:
         try:
-            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except OSError as exc:
-            if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+            if indexdir.try_lock(fh, shared=True):
+                indexdir.unlock(fh)
                 return None
-            try:
-                return int(os.read(fd, 32).decode("ascii", "replace").strip() or 0)
-            except ValueError:
-                return 0
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        return None
-    finally:
-        os.close(fd)
+        except OSError:
+            return None
+        try:
+            return int(fh.read(32).strip() or 0)
+        except (ValueError, UnicodeDecodeError):
+            return 0
 
 
 def _who(pid: int) -> str:
@@ -145,11 +142,11 @@ def _embedded_counts(index_dir: Path, state) -> tuple[int | None, int | None]:
     if state.vectors_complete or not state.chunk_count or not (index_dir / "db").is_dir():
         return None, None
     try:
-        from hippo.store import Store
+        from hippo.store import Filter, Store
 
         store = Store(index_dir, state.dim)
         try:
-            return store.count("embedded = true"), store.count()
+            return store.count(Filter(embedded=True)), store.count()
         finally:
             store.close()
     except Exception:  # noqa: BLE001 - status must always answer; the percentage is a nicety
