@@ -299,3 +299,126 @@ def test_hook_output_parses_with_why_and_env_failure_injects_nothing(repo, tmp_p
            "tool_input": {"command": "python -c 'import requests'"}, "session_id": "s2"}
     assert failure.handle(env, diagnoser=diagnoser) is None
     json.dumps(out)
+
+
+# --- one level deeper: what the called code calls, the strongest definition, deep tracebacks -------------
+COMMANDER_LIKE = """class Command {
+  command(nameAndArgs, execOpts) {
+    let opts = execOpts;
+    return opts;
+  }
+
+  /**
+   * Parse `argv`: calls parse(
+   */
+  parse(argv, parseOptions) {
+    this._prepareForParse();
+    const userArgs = this._prepareUserArgs(argv, parseOptions);
+    this._parseCommand([], userArgs);
+    return this;
+  }
+
+  opts() {
+    return this._optionValues;
+  }
+}
+"""
+
+
+def test_a_method_definition_beats_a_local_variable_of_the_same_name():
+    from hippo.diagnosis.evidence import definition_line
+
+    lines = COMMANDER_LIKE.split("\n")
+    assert definition_line(lines, "opts") == 17  # `opts() {`, not `let opts = execOpts` at line 3
+    py = ["x = 1", "def x():", "    pass", "", "def x():", "    pass"]
+    assert definition_line(py, "x", near=6) == 5  # of the same kind, the one nearest where the index saw it
+
+
+def test_callees_of_a_definition_own_class_first():
+    from hippo.diagnosis.evidence import definition_body
+
+    body = definition_body(COMMANDER_LIKE, "parse")
+    assert body[0].strip() == "parse(argv, parseOptions) {" and body[-1].strip() == "}"
+    assert runners.callees(body, "parse") == ["_prepareForParse", "_prepareUserArgs", "_parseCommand"]
+    py = definition_body("def load(path):\n    # read(it) first\n    raw = read_text(path)\n    return self.decode(raw)\n"
+                         "\n\ndef other():\n    nope()\n", "load")
+    assert runners.callees(py, "load") == ["decode", "read_text"]  # not the comment, not the next def
+
+
+def test_called_definitions_on_the_traceback_or_expected_errors_weigh_less():
+    from hippo.diagnosis import policy
+
+    row = {"path": "lib/command.js", "start_line": 907, "end_line": 918}
+    frames = [("lib/command.js", 1426, ""), ("lib/command.js", 909, "")]
+    assert policy.called_weight("parse", policy.W_ASSERTED, row, frames) == policy.W_IMPORTED
+    assert policy.called_weight("parse", policy.W_ASSERTED, row, frames[:1]) == policy.W_ASSERTED
+    assert policy.called_weight("CommanderError", policy.W_ASSERTED, row, []) == policy.W_IMPORTED
+    assert policy.called_weight("CommanderError", policy.W_NAMED, row, frames) == policy.W_NAMED  # named by the error
+
+
+@pytest.fixture()
+def layered(tmp_path):
+    pytest.importorskip("lancedb")
+    from hippo.embedding import load_embedder
+    from hippo.indexer import index_repo
+
+    root = tmp_path / "repo"
+    (root / "cfg").mkdir(parents=True)
+    (root / "tests").mkdir()
+    (root / "cfg" / "__init__.py").write_text("")
+    (root / "cfg" / "parser.py").write_text(
+        "def parse(text):\n    pairs = _split_pairs(text)\n    return dict(pairs)\n\n\n"
+        + "".join(f"def helper_{i}(value):\n    # unrelated helper {i}\n    return value * {i}\n\n\n" for i in range(20))
+        + "def _split_pairs(text):\n    out = []\n    for line in text.splitlines():\n"
+        "        key, _, value = line.partition('=')\n        out.append((key, value))\n    return out\n")
+    (root / "tests" / "test_parser.py").write_text(
+        "from cfg.parser import parse\n\n\ndef test_parse_strips():\n    assert parse('a = 1') == {'a': '1'}\n")
+    _git(root, "init", "-q", "-b", "main")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-q", "-m", "init")
+    embedder = load_embedder("fake")
+    index_repo(root, embedder=embedder)
+    return root, embedder
+
+
+def test_the_function_the_called_code_calls_is_shown(layered):
+    root, embedder = layered
+    error = """Exit code 1
+    def test_parse_strips():
+>       assert parse('a = 1') == {'a': '1'}
+E       AssertionError: assert {'a ': ' 1'} == {'a': '1'}
+
+tests/test_parser.py:5: AssertionError
+FAILED tests/test_parser.py::test_parse_strips - AssertionError: assert {'a ': ' 1'} == {'a': '1'}
+"""
+    hits = _diagnose(root, embedder, error)["hits"]
+    whys = [h["why"] for h in hits]
+    assert whys[0] == "definition of parse, called by the failing line"
+    callee = next(h for h in hits if h["why"] == "definition of _split_pairs, called by parse")
+    assert callee["path"] == "cfg/parser.py" and callee["start_line"] <= 106 <= callee["end_line"]
+
+
+def test_outer_frames_show_fewer_lines_so_a_deep_traceback_fits(repo):
+    root, embedder = repo
+    p = root / "shop" / "prices.py"
+    body = "".join(f"    step_{i} = {i}\n" for i in range(30))
+    p.write_text("def outer(items):\n" + body + "    return inner(items)\n\n\ndef inner(items):\n" + body
+                 + "    raise ValueError('bad items')\n")
+    from hippo.indexer import index_repo
+
+    _git(root, "commit", "-q", "-am", "deeper")  # committed: the frames, not a fresh edit, are the evidence
+    index_repo(root, embedder=embedder)
+    error = """Exit code 1
+tests/test_prices.py:5: in test_with_tax
+    outer([])
+shop/prices.py:32: in outer
+    return inner(items)
+shop/prices.py:66: in inner
+    raise ValueError('bad items')
+E   ValueError: bad items
+FAILED tests/test_prices.py::test_with_tax - ValueError: bad items
+"""
+    hits = {h["why"]: h for h in _diagnose(root, embedder, error)["hits"]}
+    inner, frame2 = hits["where the failure was raised (innermost frame)"], hits["frame 2 of the traceback"]
+    assert inner["end_line"] - inner["start_line"] + 1 > 9
+    assert frame2["start_line"] <= 32 <= frame2["end_line"] and frame2["end_line"] - frame2["start_line"] + 1 <= 9

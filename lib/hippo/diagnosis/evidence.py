@@ -102,21 +102,49 @@ def window(ev: Evidence, live: LiveFiles) -> tuple[int, int, str] | None:
     return lo, hi, "\n".join(lines[lo - 1:hi])
 
 
-_DEF_WORDS = r"(?:def|class|function|fn|func|async function|async def|interface|type|struct|enum|trait|impl|const|let|var)"
+_DEF_WORDS = r"(?:def|class|function|fn|func|async function|async def|interface|type|struct|enum|trait|impl)"
+_VAR_WORDS = r"(?:const|let|var)"
 
 
-def definition_line(lines: list[str], name: str) -> int | None:
-    """1-based line of `name`'s definition in live text (`def name`, `function name`, `name(...) {`,
-    `name = ...`), for files whose index entry is stale."""
+def _definition_patterns(name: str) -> list[re.Pattern[str]]:
+    """Ways `name` is defined, strongest first: a def/class/function header, a method header
+    (`name(...) {`), then an assignment (`name = `, `const name =`), which is as often a local variable
+    that shares the name."""
     esc = re.escape(name)
-    pats = [re.compile(r"^[^\S\n]*(?:export[^\S\n]+)?(?:pub(?:\([\w ]{0,20}\))?[^\S\n]+)?" + _DEF_WORDS + r"[^\S\n]+" + esc + r"\b"),
+    return [re.compile(r"^[^\S\n]*(?:export[^\S\n]+)?(?:pub(?:\([\w ]{0,20}\))?[^\S\n]+)?" + _DEF_WORDS + r"[^\S\n]+" + esc + r"\b"),
             re.compile(r"^[^\S\n]+(?:static[^\S\n]+|async[^\S\n]+|get[^\S\n]+|set[^\S\n]+)?" + esc + r"[^\S\n]*\([^)\n]{0,300}\)[^\S\n]*\{"),
-            re.compile(r"^[^\S\n]*(?:self\.|this\.|exports\.|module\.exports\.)?" + esc + r"[^\S\n]*=[^=]")]
-    for pat in pats:
-        for i, text in enumerate(lines):
-            if pat.match(text[:500]):
-                return i + 1
+            re.compile(r"^[^\S\n]*(?:export[^\S\n]+)?(?:" + _VAR_WORDS + r"[^\S\n]+)?(?:self\.|this\.|exports\.|module\.exports\.)?"
+                       + esc + r"[^\S\n]*=[^=]")]
+
+
+def definition_line(lines: list[str], name: str, near: int | None = None) -> int | None:
+    """1-based line of `name`'s definition in live text (`def name`, `function name`, `name(...) {`,
+    `name = ...`), for files whose index entry is stale: the strongest kind of definition, and of
+    those the one nearest `near` (where the index last saw it)."""
+    for pat in _definition_patterns(name):
+        found = [i + 1 for i, text in enumerate(lines) if pat.match(text[:500])]
+        if found:
+            return found[0] if near is None else min(found, key=lambda n: abs(n - near))
     return None
+
+
+def definition_body(text: str, name: str, max_lines: int = 60) -> list[str]:
+    """The lines of `name`'s definition in a chunk's `text`: from its header to the first line indented
+    no deeper than the header (a closing brace ends it too), at most `max_lines`."""
+    lines = text.split("\n")
+    at = definition_line(lines, name)
+    if at is None:
+        return []
+    head = lines[at - 1]
+    indent = len(head) - len(head.lstrip())
+    out = [head]
+    for t in lines[at:at + max_lines]:
+        if t.strip() and len(t) - len(t.lstrip()) <= indent:
+            if t.strip()[:1] in "})]":
+                out.append(t)
+            break
+        out.append(t)
+    return out
 
 
 _BLOCK_START = re.compile(r"^[^\S\n]*(?:async[^\S\n]+)?(?:def|class|function|fn|func|it|test|describe)\b")

@@ -22,7 +22,7 @@ from datetime import date
 from pathlib import Path
 
 from hippo.diagnosis import changes, policy, runners
-from hippo.diagnosis.evidence import Evidence, LiveFiles, body_of, definition_line
+from hippo.diagnosis.evidence import Evidence, LiveFiles, body_of, definition_body, definition_line
 from hippo.diagnosis.gate import hit_reason
 from hippo.diagnosis.signals import Signals, extract, shared_run, template_fragments
 
@@ -31,8 +31,10 @@ MAX_FRAMES = 6
 MAX_CHANGED_FILES = 8  # a working tree changed in more files than this is a refactor, not one edit
 MAX_NAMES = 24
 DEF_LIMIT = 3  # definitions kept per name
+FOLLOW_PER_DEF = 3  # callees followed per definition of what the failing line or test calls
 DEF_LINES = 12  # a definition is shown from its header: the signature says most
 FRAME_LINES = 16
+OUTER_FRAME_LINES = 9
 _RAISE_WORDS = re.compile(r"\b(?:raise|throw|fail|panic|reject|abort|bail|Err|errorf|Errorf|error)\b|Error\(|Exception\(")
 # messages written by the test harness, not by the code under test: their text has no raise site
 _HARNESS_MESSAGE = re.compile(r"^(?:assert\b|expect\(|Expected\b|expected\b|Lists differ|\S+ != \S+|AssertionError\b|"
@@ -123,7 +125,9 @@ class Collector:
                 continue
             why = "where the failure was raised (innermost frame)" if n_src == 0 else f"frame {n_src + 1} of the traceback"
             weight = policy.W_RAISE if n_src == 0 else policy.W_FRAME + 12 - 4 * n_src  # frame 2 before the failing line's callees
-            self.items.append(Evidence(path, start, end, line, why, weight, language=lang, max_lines=FRAME_LINES))
+            # outer frames show less around their line, so a deep traceback's next frames still fit
+            self.items.append(Evidence(path, start, end, line, why, weight, language=lang,
+                                       max_lines=FRAME_LINES if n_src == 0 else OUTER_FRAME_LINES))
             n_src += 1
         return out
 
@@ -207,7 +211,32 @@ class Collector:
                     rows = self._lookup([near]).get(near) or []
                     why = f"{near}: the nearest existing name to {name}"
             for k, row in enumerate(rows[:DEF_LIMIT]):
-                self._add_row(row, row["start_line"], why, weight - 3 * k, anchor_name=name, max_lines=DEF_LINES)
+                w = policy.called_weight(name, weight, row, frames) - 3 * k
+                self._add_row(row, row["start_line"], why, w, anchor_name=name, max_lines=DEF_LINES)
+        self._follow_calls(wanted, defs, frames)
+
+    def _follow_calls(self, wanted: dict[str, tuple[float, str]], defs: dict[str, list[dict]], frames) -> None:
+        """One level below what the failing line and test call: the definitions of the names their
+        definitions call, the caller's own module first. Skipped for a definition the traceback already
+        runs through (its frames show the deeper calls)."""
+        follow: dict[str, tuple[float, str, str]] = {}  # callee -> (weight, why, the caller's path)
+        for name, (weight, _why) in wanted.items():
+            if weight >= policy.W_NAMED:
+                continue
+            for row in (defs.get(name) or [])[:1]:
+                if any(p == row["path"] and row["start_line"] <= n <= row["end_line"] for p, n, _ in frames):
+                    continue
+                for k, callee in enumerate(runners.callees(definition_body(row["text"], name), name)[:FOLLOW_PER_DEF]):
+                    if callee not in wanted and callee not in follow:
+                        follow[callee] = (weight - 6 - k, f"definition of {callee}, called by {name}", row["path"])
+        if not follow:
+            return
+        found = self._lookup(list(follow)[:MAX_NAMES])
+        for callee, (weight, why, path) in follow.items():
+            rows = sorted(found.get(callee) or [], key=lambda r: r["path"] != path)  # stable: same module first
+            for row in rows[:1]:
+                at = definition_line(row["text"].split("\n"), callee) or 1
+                self._add_row(row, row["start_line"] + at - 1, why, weight, anchor_name=callee, max_lines=DEF_LINES)
 
     def _line(self, path: str, line: int) -> str:
         lines = self.live.lines(path) or []
@@ -268,7 +297,7 @@ class Collector:
         anchor = text[at].strip()[:120] if 0 <= at < len(text) else ""
         if self.live.changed_since_index(path) and anchor_name:
             lines = self.live.lines(path) or []
-            line = definition_line(lines, anchor_name)
+            line = definition_line(lines, anchor_name, near=row["start_line"])
             if line is None:
                 return  # the definition is gone from the live file: never show the indexed text
             n = row["end_line"] - row["start_line"]

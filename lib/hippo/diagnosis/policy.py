@@ -7,6 +7,8 @@ test itself; a test-harness or documentation file only when nothing else is ther
 """
 from __future__ import annotations
 
+import re
+
 from hippo.diagnosis.evidence import Evidence, LiveFiles, relocate, window
 from hippo.diagnosis.runners import is_doc_path, is_test_path
 
@@ -27,6 +29,22 @@ W_CALLED = 50.0
 W_IMPORTED = 35.0
 W_LAST_COMMIT = 40.0
 W_TEST = 30.0
+
+
+_EXCEPTION_NAME = re.compile(r"[A-Z][\w$]{0,80}(?:Error|Exception)")
+
+
+def called_weight(name: str, weight: float, row: dict, frames: list[tuple[str, int, str]]) -> float:
+    """The weight of a definition found because the failing line or test calls `name`. Lower when the
+    traceback already runs through it (its deeper frames say more than the outer call does), and for an
+    exception class: in the failing assertion it is what the test expects raised, not the code under test."""
+    if weight >= W_NAMED:
+        return weight
+    if any(p == row["path"] and row["start_line"] <= n <= row["end_line"] for p, n, _ in frames):
+        return min(weight, W_IMPORTED)
+    if _EXCEPTION_NAME.fullmatch(name):
+        return min(weight, W_IMPORTED)
+    return weight
 
 
 def adjust(ev: Evidence) -> float:

@@ -178,6 +178,32 @@ def called_names(lines: list[str]) -> list[str]:
     return out
 
 
+_MEMBER_CALL = re.compile(r"(?<![\w$])(?:self|this|cls)\.(?P<n>[A-Za-z_$][\w$]{1,80})[^\S\n]{0,2}\(")
+
+
+def callees(body: list[str], name: str) -> list[str]:
+    """Names a definition's `body` calls, one level down from `name`: its own class's methods
+    (`self.x(`, `this.x(`) first, then plain calls, minus `name` itself, harness words and builtins."""
+    own: list[str] = []
+    plain: list[str] = []
+    for line in body[1:]:  # the header names the definition and its parameters, not what it calls
+        line = line[:400]
+        if line.lstrip().startswith(("#", "//", "*", "/*")):
+            continue
+        for m in _MEMBER_CALL.finditer(line):
+            if m.group("n") not in own:
+                own.append(m.group("n"))
+        for m in _CALL.finditer(line):
+            if m.group("n") not in plain:
+                plain.append(m.group("n"))
+    return [n for n in dict.fromkeys(own + plain) if n != name and n not in _NOT_NAMES and len(n) >= 3
+            and n not in _CALL_NOT_CODE]
+
+
+# calls inside code that are control flow or the error being raised, not code to follow
+_CALL_NOT_CODE = {"elif", "raise", "throw", "except", "with", "yield", "lambda", "delete", "else", "catch"}
+
+
 _PY_IMPORT = re.compile(r"^[^\S\n]*from[^\S\n]+(?P<mod>\.{0,3}[\w.]{0,200})[^\S\n]+import[^\S\n]+(?P<names>[^\n#]{1,400})", re.M)
 _JS_IMPORT = re.compile(r"""(?:import[^\S\n]+(?:\{(?P<names>[^}\n]{1,400})\}|(?P<default>[\w$]{1,80}))[^\S\n]+from[^\S\n]+|require\()['"](?P<mod>[.@\w/-]{1,200})['"]""")
 
