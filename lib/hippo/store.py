@@ -37,6 +37,7 @@ os.environ.setdefault("LANCEDB_LOG", "error")
 import lancedb  # noqa: E402
 import numpy as np  # noqa: E402
 import pyarrow as pa  # noqa: E402
+import pyarrow.compute as pc  # noqa: E402
 
 CHUNKS = "chunks"
 VECTORS = "vectors"
@@ -277,6 +278,7 @@ class Store:
         self._vectors = None
         self._checked: object = None  # the table versions a full read last found intact
         self._scan_cache: dict[tuple, list[dict]] = {}  # emptied when refresh() moves to a newer version
+        self._symbol_cache: tuple[int, SymbolIndex] | None = None  # (table version, its symbol index)
 
     # --- tables -------------------------------------------------------------------------------
     def _names(self) -> set[str]:
@@ -375,6 +377,7 @@ class Store:
 
     def refresh(self) -> None:
         self._scan_cache.clear()
+        self._symbol_cache = None
         if self.reader_mark is not None:
             self.reader_mark.take(MARK_WAIT)  # before moving to the newest version
         for tbl in (self._chunks, self._vectors):
@@ -631,21 +634,23 @@ class Store:
         q = tbl.search().where(where).select(cols).limit(max(tbl.count_rows(), 1))
         open_terms = set(wanted)
         for batch in q.to_batches(CHECK_BATCH):
-            for row in batch.to_pylist():
-                text = row["text"] if case_sensitive else row["text"].lower()
-                for t in list(open_terms):
-                    if (t if case_sensitive else t.lower()) in text:
-                        found[t].append(row)
-                        if len(found[t]) >= limit:
-                            open_terms.discard(t)
+            if case_sensitive:  # test the terms on the arrow column; only the rows kept become dicts
+                _take_matches(batch, wanted, open_terms, found, limit)
+            else:
+                for row in batch.to_pylist():
+                    text = row["text"].lower()
+                    for t in list(open_terms):
+                        if t.lower() in text:
+                            found[t].append(row)
+                            if len(found[t]) >= limit:
+                                open_terms.discard(t)
             if not open_terms:
                 break
         return found
 
     @_guarded
     def symbols(self) -> list[dict]:
-        """(path, start_line, end_line, symbol) of every chunk that names one: the nearest-name fallback
-        when a failure names something the repository does not define."""
+        """(path, start_line, end_line, symbol) of every chunk that names one."""
         tbl = self.chunks()
         if tbl is None:
             return []
@@ -653,22 +658,93 @@ class Store:
         return q.limit(max(tbl.count_rows(), 1)).to_list()
 
     @_guarded
+    def symbol_names(self) -> list[str]:
+        """Every name a chunk defines (last dotted part), sorted: the nearest-name fallback when a failure
+        names something the repository does not define. Cached per table version."""
+        tbl = self.chunks()
+        return [] if tbl is None else self._symbol_index(tbl).names
+
+    def _symbol_index(self, tbl) -> SymbolIndex:
+        """The symbol index of the open table version: one scan of the small symbol column, then reused by
+        every lookup until refresh() or a write moves the table on."""
+        version = tbl.version
+        if self._symbol_cache is None or self._symbol_cache[0] != version:
+            t = (tbl.search().where("symbol != ''").select(["symbol"]).with_row_id(True)
+                 .limit(max(tbl.count_rows(), 1)).to_arrow())
+            self._symbol_cache = (version, SymbolIndex.build(t.column("symbol").to_pylist(),
+                                                             t.column("_rowid").to_pylist()))
+        return self._symbol_cache[1]
+
+    @_guarded
     def identifier_lookup(self, names: Sequence[str], limit: int, flt: Filter | None = None,
                           columns: Sequence[str] = AT_COLUMNS) -> dict[str, list[dict]]:
-        """For each of `names`, up to `limit` chunks that define it: the chunker's `symbol` names it, whole
-        (`Store.refresh`) or as its last dotted part (`refresh`), alone or in a group (`a, b`). One scan of
-        the small symbol column, then an exact comparison here."""
+        """For each of `names`, up to `limit` chunks that define it (table order): the chunker's `symbol`
+        names it, whole (`Store.refresh`) or as its last dotted part (`refresh`), alone or in a group
+        (`a, b`). A dictionary lookup in the symbol index, then one read of just those rows by row id."""
         wanted = list(dict.fromkeys(n for n in names if n))
         found: dict[str, list[dict]] = {n: [] for n in wanted}
         tbl = self.chunks()
         if not wanted or tbl is None:
             return found
+        index = self._symbol_index(tbl)
+        # without a filter the first `limit` of each name are the answer; with one, any may be filtered out
+        ids = {n: index.rows.get(n, [])[:limit] if flt is None else index.rows.get(n, []) for n in wanted}
+        need = sorted({r for rs in ids.values() for r in rs})
         cols = list(dict.fromkeys([*columns, "symbol"]))
-        where = _where(flt, "(" + " OR ".join(f"strpos(symbol, {sql_str(n)}) > 0" for n in wanted) + ")")
-        for row in tbl.search().where(where).select(cols).limit(max(tbl.count_rows(), 1)).to_list():
-            parts = {p.strip() for p in (row.get("symbol") or "").split(",")}
-            named = parts | {p.rsplit(".", 1)[-1] for p in parts}
-            for n in wanted:
-                if n in named and len(found[n]) < limit:
+        by_id: dict[int, dict] = {}
+        for i in range(0, len(need), ROWID_BATCH):
+            part = need[i:i + ROWID_BATCH]
+            where = _where(flt, f"_rowid IN ({', '.join(str(int(r)) for r in part)})")
+            for row in tbl.search().where(where).select(cols).with_row_id(True).limit(len(part)).to_list():
+                by_id[row.pop("_rowid")] = row
+        for n in wanted:
+            for rid in ids[n]:
+                row = by_id.get(rid)
+                if row is not None:
                     found[n].append(row)
+                    if len(found[n]) >= limit:
+                        break
         return found
+
+
+ROWID_BATCH = 1000  # row ids per `_rowid IN (...)` read
+
+
+@dataclass(frozen=True)
+class SymbolIndex:
+    """Defined name -> row ids of the chunks defining it (table order), for one table version."""
+
+    rows: dict[str, list[int]]
+    names: list[str]  # last dotted parts, sorted
+
+    @classmethod
+    def build(cls, symbols: Sequence[str | None], row_ids: Sequence[int]) -> SymbolIndex:
+        rows: dict[str, list[int]] = {}
+        last: set[str] = set()
+        for sym, rid in zip(symbols, row_ids, strict=True):
+            parts = {p.strip() for p in (sym or "").split(",")}
+            tails = {p.rsplit(".", 1)[-1] for p in parts}
+            for name in parts | tails:
+                if name:
+                    rows.setdefault(name, []).append(rid)
+            last.update(t for t in tails if t)
+        return cls(rows, sorted(last))
+
+
+def _take_matches(batch: pa.RecordBatch, wanted: list[str], open_terms: set[str], found: dict[str, list[dict]],
+                  limit: int) -> None:
+    """literal_lookup's case-sensitive step for one batch: each open term gets the batch's rows holding it,
+    in row order, until it has `limit`; a row two terms share is one dict, as in a row-by-row loop."""
+    text = batch.column(batch.schema.get_field_index("text"))
+    rows: dict[int, dict] = {}
+    for t in wanted:
+        if t not in open_terms:
+            continue
+        room = limit - len(found[t])
+        hits = pc.indices_nonzero(pc.fill_null(pc.match_substring(text, t), False)).to_pylist()[:room]
+        for i in hits:
+            if i not in rows:
+                rows[i] = batch.slice(i, 1).to_pylist()[0]
+            found[t].append(rows[i])
+        if len(found[t]) >= limit:
+            open_terms.discard(t)

@@ -68,11 +68,13 @@ class Collector:
         self.on_path: set[str] = set()  # files the failure runs through (frames, tests, definitions)
 
     def collect(self) -> list[Evidence]:
+        self.diffs = changes.Pending(Path(self.searcher.root))  # git stats the whole tree: let it run meanwhile
         frames = self._frames()
         tests = self._failing_tests()
+        literals = self._message_lookup()
         changed = self._changes()
         self._definitions(frames, tests, changed)
-        self._message_sites()
+        self._message_sites(literals)
         self._last_commit()
         if not self.items:
             self._search_fallback()
@@ -142,7 +144,7 @@ class Collector:
     # --- what the user just changed ----------------------------------------------------------------
     def _changes(self) -> list[str]:
         """Uncommitted hunks of indexed files; returns the changed test lines (what they call matters)."""
-        hunks = [h for h in changes.working_tree(Path(self.searcher.root)) if h.path in self.files]
+        hunks = [h for h in self.diffs.working_tree() if h.path in self.files]
         test_lines: list[str] = []
         src = [h for h in hunks if not runners.is_test_path(h.path) and not runners.is_doc_path(h.path)]
         n_files = len({h.path for h in src})
@@ -163,7 +165,7 @@ class Collector:
         return test_lines
 
     def _last_commit(self) -> None:
-        for h in changes.last_commit(Path(self.searcher.root)):
+        for h in self.diffs.last_commit():
             if h.path not in self.on_path or runners.is_test_path(h.path) or runners.is_doc_path(h.path):
                 continue
             start, end, lang, _ = self._unit(h.path, h.start)
@@ -253,7 +255,7 @@ class Collector:
         return out
 
     def _lookup(self, names: list[str], tests_too: bool = False) -> dict[str, list[dict]]:
-        """One pass over the symbol column: definitions of `names`, code under test before tests."""
+        """Definitions of `names` from the store's symbol index, code under test before tests."""
         try:
             found = self.searcher.store.identifier_lookup(names, DEF_LIMIT * 3)
         except Exception:  # noqa: BLE001 - a lookup failing leaves the other evidence
@@ -271,22 +273,11 @@ class Collector:
         return out
 
     def _nearest(self, name: str) -> str | None:
-        cache = self.searcher.__dict__.setdefault("_diag_symbols", {})
-        key = getattr(self.searcher.state, "indexed_commit", None), len(self.files)
-        if key not in cache:
-            try:
-                rows = self.searcher.store.symbols()
-            except Exception:  # noqa: BLE001
-                rows = []
-            names = set()
-            for r in rows:
-                for part in (r.get("symbol") or "").split(","):
-                    part = part.strip().rsplit(".", 1)[-1]
-                    if part:
-                        names.add(part)
-            cache.clear()
-            cache[key] = sorted(names)
-        close = difflib.get_close_matches(name, cache[key], n=1, cutoff=0.75)
+        try:
+            names = self.searcher.store.symbol_names()  # cached by the store per table version
+        except Exception:  # noqa: BLE001
+            names = []
+        close = difflib.get_close_matches(name, names, n=1, cutoff=0.75)
         return close[0] if close and close[0] != name else None
 
     def _add_row(self, row: dict, focus: int, why: str, weight: float, anchor_name: str = "",
@@ -309,17 +300,27 @@ class Collector:
         self.on_path.add(path)
 
     # --- raise sites of the message -------------------------------------------------------------------
-    def _message_sites(self) -> None:
+    def _message_terms(self) -> tuple[list, list[str], list[str]]:
+        """(errors with a message of their own, exception class names, literal terms to look up)."""
         errors = [e for e in self.sig.errors[:2] if e.message and not _HARNESS_MESSAGE.match(e.message)]
         frags = [f for e in errors for f in template_fragments(e.message)]
         classes = [e.etype.rsplit(".", 1)[-1] for e in self.sig.errors[:2]]
         classes = [c for c in classes if re.fullmatch(r"[A-Z][\w$]{3,}", c) and not _builtin_error(c)]
-        terms = frags + [f"{c}(" for c in classes]
+        return errors, classes, frags + [f"{c}(" for c in classes]
+
+    def _message_lookup(self) -> dict[str, list[dict]] | None:
+        """The literal lookup of the message's fragments: one store pass, run while git diffs the tree."""
+        terms = self._message_terms()[2]
         if not terms:
-            return
+            return None
         try:
-            found = self.searcher.store.literal_lookup(terms, 6)
+            return self.searcher.store.literal_lookup(terms, 6)
         except Exception:  # noqa: BLE001
+            return None
+
+    def _message_sites(self, found: dict[str, list[dict]] | None) -> None:
+        errors, classes, _ = self._message_terms()
+        if found is None:
             return
         best: dict[str, tuple[float, dict, int]] = {}
         for err in errors:
