@@ -67,6 +67,9 @@ class _Store:
     def symbols(self):
         return [r for r in self._rows() if r["symbol"]]
 
+    def symbol_names(self):
+        return sorted({r["symbol"] for r in self._rows() if r["symbol"]})
+
 
 @dataclass
 class FakeSearcher:

@@ -279,6 +279,7 @@ class Store:
         self._checked: object = None  # the table versions a full read last found intact
         self._scan_cache: dict[tuple, list[dict]] = {}  # emptied when refresh() moves to a newer version
         self._symbol_cache: tuple[int, SymbolIndex] | None = None  # (table version, its symbol index)
+        self._count_cache: tuple[int, int] | None = None  # (table version, row count)
 
     # --- tables -------------------------------------------------------------------------------
     def _names(self) -> set[str]:
@@ -378,6 +379,7 @@ class Store:
     def refresh(self) -> None:
         self._scan_cache.clear()
         self._symbol_cache = None
+        self._count_cache = None
         if self.reader_mark is not None:
             self.reader_mark.take(MARK_WAIT)  # before moving to the newest version
         for tbl in (self._chunks, self._vectors):
@@ -516,7 +518,7 @@ class Store:
         tbl = self.chunks()
         if tbl is None:
             return set()
-        t = tbl.search().select(["path"]).limit(max(tbl.count_rows(), 1)).to_arrow()
+        t = tbl.search().select(["path"]).limit(self._every(tbl)).to_arrow()
         return set(t.column("path").to_pylist())
 
     @_guarded
@@ -541,7 +543,7 @@ class Store:
             q = q.where(where)
         if columns:
             q = q.select(list(columns))
-        q = q.limit(limit if limit is not None else max(tbl.count_rows(), 1))
+        q = q.limit(limit if limit is not None else self._every(tbl))
         return q.to_list()
 
     @_guarded
@@ -551,7 +553,7 @@ class Store:
         if tbl is None:
             return []
         where = f"path = {sql_str(path)} AND start_line <= {int(line)} AND end_line >= {int(line)}"
-        return tbl.search().where(where).select(list(columns)).limit(max(tbl.count_rows(), 1)).to_list()
+        return tbl.search().where(where).select(list(columns)).limit(self._every(tbl)).to_list()
 
     @_guarded
     def nearest(self, qvec, limit: int, flt: Filter | None = None) -> list[dict]:
@@ -631,7 +633,7 @@ class Store:
             return found
         cols = list(dict.fromkeys([*columns, "text"]))
         where = _where(flt, _contains(wanted, case_sensitive=case_sensitive, require_all=False))
-        q = tbl.search().where(where).select(cols).limit(max(tbl.count_rows(), 1))
+        q = tbl.search().where(where).select(cols).limit(self._every(tbl))
         open_terms = set(wanted)
         for batch in q.to_batches(CHECK_BATCH):
             if case_sensitive:  # test the terms on the arrow column; only the rows kept become dicts
@@ -655,7 +657,7 @@ class Store:
         if tbl is None:
             return []
         q = tbl.search().where("symbol != ''").select(["path", "start_line", "end_line", "symbol"])
-        return q.limit(max(tbl.count_rows(), 1)).to_list()
+        return q.limit(self._every(tbl)).to_list()
 
     @_guarded
     def symbol_names(self) -> list[str]:
@@ -664,13 +666,21 @@ class Store:
         tbl = self.chunks()
         return [] if tbl is None else self._symbol_index(tbl).names
 
+    def _every(self, tbl) -> int:
+        """A `limit` that admits every row of the open version (lance needs one): its row count, counted
+        once per version since counting costs a few ms per query at 50k rows."""
+        version = tbl.version
+        if self._count_cache is None or self._count_cache[0] != version:
+            self._count_cache = (version, max(tbl.count_rows(), 1))
+        return self._count_cache[1]
+
     def _symbol_index(self, tbl) -> SymbolIndex:
         """The symbol index of the open table version: one scan of the small symbol column, then reused by
         every lookup until refresh() or a write moves the table on."""
         version = tbl.version
         if self._symbol_cache is None or self._symbol_cache[0] != version:
             t = (tbl.search().where("symbol != ''").select(["symbol"]).with_row_id(True)
-                 .limit(max(tbl.count_rows(), 1)).to_arrow())
+                 .limit(self._every(tbl)).to_arrow())
             self._symbol_cache = (version, SymbolIndex.build(t.column("symbol").to_pylist(),
                                                              t.column("_rowid").to_pylist()))
         return self._symbol_cache[1]
