@@ -35,6 +35,7 @@ class LiveFiles:
         self.root = root
         self.state = state
         self._lines: dict[str, list[str] | None] = {}
+        self._reader = None
 
     def lines(self, path: str) -> list[str] | None:
         if path not in self._lines:
@@ -42,16 +43,20 @@ class LiveFiles:
         return self._lines[path]
 
     def _read(self, path: str) -> list[str] | None:
+        """The live lines, redacted exactly as the indexer redacts (a snippet read from disk must not carry
+        the secret the index never stored), through the one read gate (no symlink, FIFO or secret name)."""
         if path not in self.state.files:  # only what the index admitted (ignored, secret, outside: never)
             return None
-        p = self.root / path
-        try:
-            st = p.lstat()
-            if not p.is_file() or p.is_symlink() or st.st_size > MAX_FILE_BYTES:
-                return None
-            return p.read_text(encoding="utf-8", errors="replace").split("\n")
-        except OSError:
+        if self._reader is None:
+            from hippo.repo_read import RepoReader
+
+            self._reader = RepoReader(self.root, max_bytes=MAX_FILE_BYTES)
+        text = self._reader.read_text(path, check_ignored=False)  # the index applied .gitignore already
+        if text is None:
             return None
+        from hippo.secrets import redact
+
+        return redact(text.replace("\x00", "\ufffd"))[0].split("\n")
 
     def changed_since_index(self, path: str) -> bool:
         rec = self.state.files.get(path)
