@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 
-from hippo.hooks import session_state
+from hippo import session_state
 from hippo.service import client
 from repo_helpers import git
 from test_hooks import run_hook

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from hippo import session_state
 from hippo.diagnosis.gate import pre_gate
 from hippo.diagnosis.signals import extract
-from hippo.hooks import session_state
 from hippo.hooks.session_start import sections, spec_files
 from repo_helpers import git
 

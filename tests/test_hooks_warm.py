@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from hippo.hooks.common import find_repo_root
+from hippo.runtime import find_repo_root
 from hippo.service import client
 from test_hooks_diagnose import PROJECTS, FakeSearcher
 

@@ -161,8 +161,8 @@ def test_hippo_home(monkeypatch, tmp_path):
     assert indexdir.hippo_home() == Path.home() / "hh"
     monkeypatch.setenv("HIPPO_HOME", str(tmp_path))
     assert indexdir.hippo_home() == tmp_path
+    from hippo import runtime as common
     from hippo.embedding import paths
-    from hippo.hooks import common
 
     assert paths.hippo_home is indexdir.hippo_home and common.hippo_home is indexdir.hippo_home
     assert paths.models_dir() == tmp_path / "models"

@@ -181,7 +181,7 @@ def test_garbage_from_the_socket_falls_back_in_process(indexed, reply):
 
 
 def test_no_server_answers_in_process_and_leaves_one_warm(indexed, monkeypatch):
-    from hippo.hooks import common
+    from hippo import runtime as common
 
     started: list[list[str]] = []
     monkeypatch.setattr(common, "spawn_detached", lambda args, log_dir, cwd, env=None: started.append(args) or 1)

@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from hippo.hooks import common, prompt_expansion, session_start
+from hippo import runtime as common
+from hippo.hooks import prompt_expansion, session_start
 from hippo.service import client
 
 REPO = Path(__file__).resolve().parents[1]

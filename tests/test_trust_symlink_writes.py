@@ -130,7 +130,7 @@ def test_existing_file_keeps_its_permissions(tmp_path):
 # --- the other writers: logs, session state, the server lock --------------------------------------------
 
 def test_spawn_log_link_is_not_followed(tmp_path, outside):
-    from hippo.hooks.common import spawn_detached
+    from hippo.runtime import spawn_detached
 
     before = _snapshot(outside)
     idx = tmp_path / "idx"
@@ -141,8 +141,8 @@ def test_spawn_log_link_is_not_followed(tmp_path, outside):
 
 
 def test_hook_log_and_session_state_replace_links_instead_of_following_them(tmp_path, outside):
-    from hippo.hooks import session_state
-    from hippo.hooks.common import log
+    from hippo import session_state
+    from hippo.runtime import log
 
     before = _snapshot(outside)
     idx = tmp_path / "idx"

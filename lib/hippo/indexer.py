@@ -536,7 +536,7 @@ def repair(root: Path, settings: Settings, damage: DamagedIndexError, *, wait: b
     vectors to a background run. `wait=False` (hooks, warm server, MCP) only starts a detached `hippo index
     --quiet`, unless one is already running; that run finds the mark and rebuilds.
     """
-    from hippo.hooks.common import spawn_detached
+    from hippo.runtime import spawn_detached
 
     index_dir = settings.index_path(root)
     integrity.mark_damaged(index_dir, damage.detail)

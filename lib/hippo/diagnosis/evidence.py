@@ -9,6 +9,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from hippo.repo_read import RepoReader
 
 MAX_HIT_LINES = 24  # a hit is cut to this many lines around its focus line
 MAX_FILE_BYTES = 2_000_000
@@ -35,7 +39,7 @@ class LiveFiles:
         self.root = root
         self.state = state
         self._lines: dict[str, list[str] | None] = {}
-        self._reader = None
+        self._reader: RepoReader | None = None
 
     def lines(self, path: str) -> list[str] | None:
         if path not in self._lines:
@@ -51,7 +55,8 @@ class LiveFiles:
             from hippo.repo_read import RepoReader
 
             self._reader = RepoReader(self.root, max_bytes=MAX_FILE_BYTES)
-        text = self._reader.read_text(path, check_ignored=False)  # the index applied .gitignore already
+        reader = self._reader
+        text = reader.read_text(path, check_ignored=False)  # the index applied .gitignore already
         if text is None:
             return None
         from hippo.secrets import redact

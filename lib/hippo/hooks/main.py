@@ -24,7 +24,7 @@ EVENTS = {
 
 
 def _log(log_dir, message: str, exc: BaseException | None = None) -> None:
-    from hippo.hooks.common import log
+    from hippo.runtime import log
 
     log(log_dir, message, exc)
 
@@ -35,7 +35,7 @@ def _handler(event: str):
     elif event == "tool-failure":
         from hippo.hooks.failure import handle
     elif event == "session-end":
-        from hippo.hooks.session_state import handle_session_end as handle
+        from hippo.session_state import handle_session_end as handle
     elif event == "prompt-expansion":
         from hippo.hooks.prompt_expansion import handle
     else:
@@ -45,7 +45,7 @@ def _handler(event: str):
 
 def _log_dir(payload: dict | None):
     try:
-        from hippo.hooks.common import find_repo_root, index_dir
+        from hippo.runtime import find_repo_root, index_dir
 
         root = find_repo_root((payload or {}).get("cwd"))
         if root is not None:

@@ -142,7 +142,7 @@ def search_xml(root: Path, args: Any, *, searcher: Any = None, cap: int = HARD_C
 def _hippo_cmd(root: Path, args: list[str]) -> dict[str, Any]:
     """Popen arguments for `hippo <args> --repo <root>`: started outside the repository, with the repo's
     own modules kept off sys.path (a cloned repo's `hippo.py` must never run; see hooks.common)."""
-    from hippo.hooks.common import child_env, hippo_argv, neutral_cwd
+    from hippo.runtime import child_env, hippo_argv, neutral_cwd
 
     return {"args": hippo_argv([*args, "--repo", str(root)]), "cwd": neutral_cwd(), "env": child_env(root)}
 

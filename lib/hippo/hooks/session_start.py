@@ -22,9 +22,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from hippo import session_state
 from hippo.brief.conventions import Section, sections, spec_files  # noqa: F401  (re-exported for callers)
-from hippo.hooks import session_state
-from hippo.hooks.common import HARD_CAP, find_repo_root, index_dir, log, reply, spawn_detached
+from hippo.runtime import HARD_CAP, find_repo_root, index_dir, log, reply, spawn_detached
 from hippo.service import client
 
 EVENT = "SessionStart"

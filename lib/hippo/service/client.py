@@ -174,7 +174,7 @@ def start_server(root, index_dir) -> int | None:
         return None
     from pathlib import Path
 
-    from hippo.hooks.common import spawn_detached
+    from hippo.runtime import spawn_detached
 
     return spawn_detached(["serve", "--root", str(root)], Path(index_dir), Path(root))
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from hippo.errors import DamagedIndexError, HippoError
-from hippo.hooks.common import find_repo_root, log
+from hippo.runtime import find_repo_root, log
 
 SEARCH_FIELDS = ("keywords", "globs", "exact", "k", "budget_chars", "mode")
 COLD_BUDGET_S = float(os.environ.get("HIPPO_HOOK_COLD_BUDGET", "8"))
@@ -213,6 +213,6 @@ class WarmIndex:
         root = find_repo_root(payload.get("cwd"))
         if root is None or root != self.root.resolve():
             return {"ok": False, "error": "payload is for another repository"}
-        from hippo.hooks.failure import handle
+        from hippo.diagnosis.respond import respond
 
-        return {"ok": True, "result": {"output": handle(payload, diagnoser=self.diagnose)}}
+        return {"ok": True, "result": {"output": respond(payload, self.diagnose)}}

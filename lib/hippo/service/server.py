@@ -19,7 +19,7 @@ from pathlib import Path
 
 from hippo import indexdir
 from hippo.errors import HippoError
-from hippo.hooks.common import log
+from hippo.runtime import log
 from hippo.service.client import MAX_REQUEST, private_dir_ok, socket_path
 from hippo.service.host import WarmIndex
 

@@ -1,5 +1,5 @@
-"""Plumbing shared by the hook handlers: repo/index discovery, the rotated log, output shape,
-detached background processes. Stdlib only: this is on every hook's import path.
+"""Process plumbing shared by the hooks, the warm service and the indexer: repo/index discovery, the rotated
+log, the hook output shape, safe detached children. Stdlib only: this is on every hook's import path.
 """
 from __future__ import annotations
 

@@ -91,7 +91,7 @@ def forget(index_dir: Path, session_id: str) -> None:
 
 def handle_session_end(payload: dict[str, Any]) -> None:
     """SessionEnd: drop this session's dedupe state. Prints nothing."""
-    from hippo.hooks.common import find_repo_root, index_dir
+    from hippo.runtime import find_repo_root, index_dir
 
     root = find_repo_root(payload.get("cwd"))
     if root is None:
