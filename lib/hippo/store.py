@@ -226,15 +226,8 @@ def _guarded(method):
 
     @functools.wraps(method)
     def wrapper(self, *args, **kwargs):
-        try:
+        with self.reading():
             return method(self, *args, **kwargs)
-        except HippoError:
-            raise
-        except Exception as exc:
-            damaged = self.damage(exc)
-            if damaged is None:
-                raise
-            raise damaged from exc
 
     return wrapper
 
