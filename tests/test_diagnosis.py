@@ -422,3 +422,16 @@ FAILED tests/test_prices.py::test_with_tax - ValueError: bad items
     inner, frame2 = hits["where the failure was raised (innermost frame)"], hits["frame 2 of the traceback"]
     assert inner["end_line"] - inner["start_line"] + 1 > 9
     assert frame2["start_line"] <= 32 <= frame2["end_line"] and frame2["end_line"] - frame2["start_line"] + 1 <= 9
+
+
+def test_a_message_split_over_string_literals_is_still_looked_up_by_its_ends():
+    """JS/Python sources often split a long message over lines ('found no dependencies to audit ' +
+    'a supported registry'): the whole-message fragment is in no chunk, its first and last words are."""
+    from hippo.diagnosis.pipeline import lookup_fragments
+
+    msg = "found no dependencies to audit that were installed from a supported registry"
+    frags = lookup_fragments(msg)
+    source = "throw new Error('found no dependencies to audit that were installed from ' +\n'a supported registry')"
+    assert not any(f in source for f in frags[:1])  # the full text is not in the source as one literal
+    assert "found no dependencies to" in frags and "from a supported registry" in frags
+    assert any(f in source for f in frags)

@@ -303,7 +303,7 @@ class Collector:
     def _message_terms(self) -> tuple[list, list[str], list[str]]:
         """(errors with a message of their own, exception class names, literal terms to look up)."""
         errors = [e for e in self.sig.errors[:2] if e.message and not _HARNESS_MESSAGE.match(e.message)]
-        frags = [f for e in errors for f in template_fragments(e.message)]
+        frags = [f for e in errors for f in lookup_fragments(e.message)]
         classes = [e.etype.rsplit(".", 1)[-1] for e in self.sig.errors[:2]]
         classes = [c for c in classes if re.fullmatch(r"[A-Z][\w$]{3,}", c) and not _builtin_error(c)]
         return errors, classes, frags + [f"{c}(" for c in classes]
@@ -324,7 +324,7 @@ class Collector:
             return
         best: dict[str, tuple[float, dict, int]] = {}
         for err in errors:
-            for frag in template_fragments(err.message):
+            for frag in lookup_fragments(err.message):
                 for row in found.get(frag, []):
                     score, raising, line = _run_score(row, err.message)
                     if score and (row["id"] not in best or best[row["id"]][0] < score):
@@ -362,6 +362,20 @@ class Collector:
             anchor = h.snippet.split("\n")[first].strip()[:120]
             self.items.append(Evidence(h.path, h.start_line, h.end_line, h.start_line + first, "matches the message",
                                        policy.W_IMPORTED, anchor=anchor, from_index=True, language=h.language))
+
+
+def lookup_fragments(message: str) -> list[str]:
+    """The template fragments, plus the first and last four words of each long one: a long message is often
+    one string literal split over lines in the source (`'found no dependencies ' +` / `'a supported
+    registry'`), which no whole-fragment lookup finds. The full message ranks the rows found (_run_score)."""
+    out = template_fragments(message)
+    for frag in list(out):
+        words = frag.split()
+        if len(words) >= 6:
+            for part in (" ".join(words[:4]), " ".join(words[-4:])):
+                if len(part) >= 12 and part not in out:
+                    out.append(part)
+    return out
 
 
 def _builtin_error(name: str) -> bool:
