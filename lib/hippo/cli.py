@@ -210,7 +210,12 @@ def index(full: bool, dry_run: bool, quiet: bool, verbose: bool, no_vectors: boo
         bar.start()
     try:  # damage is found and rebuilt over inside the indexer (report.repaired)
         with _sigterm_unwinds():
-            report = index_repo(root, full=full, dry_run=dry_run, progress=progress, vectors=not no_vectors)
+            report = None
+            if not (full or dry_run):  # the repo's warm server holds lancedb and the model: let it do the update
+                report = _index_on_server(root, settings, progress, vectors=not no_vectors)
+            if report is None:
+                report = index_repo(root, settings, full=full, dry_run=dry_run, progress=progress,
+                                    vectors=not no_vectors)
     except (KeyboardInterrupt, _Terminated):
         if bar is not None:
             bar.stop()
@@ -264,6 +269,22 @@ def _list_skipped(report, verbose: bool) -> None:
     if verbose:
         for reason, path in sorted(report.skipped_paths, key=lambda rp: (rp[0], rp[1])):
             click.echo(f"  skipped ({reason}): {_shown(path)}")
+
+
+
+def _index_on_server(root: Path, settings, progress, *, vectors: bool):
+    """The IndexReport of an incremental run handed to the repo's running server, or None (no server, or it
+    refused or died: the caller runs it in this process, resuming whatever the server left)."""
+    from dataclasses import fields
+
+    from hippo.indexer import IndexReport, run_key
+    from hippo.service import client
+
+    data = client.index(root, run_key(settings), vectors=vectors, progress=progress)
+    if data is None:
+        return None
+    names = {f.name for f in fields(IndexReport)}
+    return IndexReport(**{k: v for k, v in data.items() if k in names})
 
 
 @cli.command(context_settings=CONTEXT)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import subprocess
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 from hippo.errors import HippoError, NotARepoError
@@ -58,30 +59,50 @@ def _split_z(data: str) -> list[str]:
     return [p for p in data.split("\0") if p]
 
 
+# Work-tree top levels git named in this process (realpath -> realpath). `hippo index` asks git for the
+# top level once (find_root) and every later "is this a repo?" on the same path is answered from here, as
+# long as its `.git` is still there: each git process costs 5-50 ms on a busy machine.
+_TOPLEVELS: dict[str, str] = {}
+
+
+def _toplevel(base: Path | str) -> str | None:
+    """git's top level for `base` (a realpath), or None outside a work tree."""
+    key = os.path.realpath(base)
+    top = _TOPLEVELS.get(key)
+    if top is not None and os.path.lexists(os.path.join(top, ".git")):
+        return top
+    try:
+        proc = _run(key, "rev-parse", "--show-toplevel", check=False)
+    except GitError:
+        return None
+    top = proc.stdout.decode(_ENC, _ERRORS).strip() if proc.returncode == 0 else ""
+    if not top:
+        _TOPLEVELS.pop(key, None)
+        return None
+    top = os.path.realpath(top)
+    _TOPLEVELS[key] = _TOPLEVELS[top] = top
+    return top
+
+
 def find_root(start: Path) -> Path:
     """The git top-level containing `start`; a plain directory if it is not in a repo."""
     start = Path(start).expanduser()
     if not start.exists():
         raise NotARepoError(f"{start} does not exist.")
     base = start if start.is_dir() else start.parent
-    try:
-        proc = _run(base, "rev-parse", "--show-toplevel", check=False)
-    except GitError:
-        proc = None
-    if proc is not None and proc.returncode == 0:
-        top = proc.stdout.decode(_ENC, _ERRORS).strip()
-        if top:
-            return Path(top)
-    return base.resolve()
+    top = _toplevel(base)
+    return Path(top) if top else base.resolve()
+
+
+def is_toplevel(root: Path | str) -> bool:
+    """True when `root` is the top level of a git work tree (git's paths are relative to it)."""
+    top = _toplevel(root)
+    return top is not None and top == os.path.realpath(root)
 
 
 def is_git_repo(root: Path) -> bool:
     """True when `root` is inside a git work tree."""
-    try:
-        proc = _run(root, "rev-parse", "--is-inside-work-tree", check=False)
-    except GitError:
-        return False
-    return proc.returncode == 0 and proc.stdout.strip() == b"true"
+    return _toplevel(root) is not None
 
 
 def head_commit(root: Path) -> str | None:
@@ -171,6 +192,60 @@ def last_commit_dates(root: Path, paths: Iterable[str]) -> dict[str, str]:
         if proc.returncode == 0 and date:
             out[p] = date
     return out
+
+
+@dataclass
+class WorkTreeStatus:
+    """What one `git status` says about a work tree: HEAD, the branch, untracked files (not ignored) and
+    the tracked paths whose work-tree file differs from git's index (so their index blob id is stale)."""
+
+    head: str | None
+    branch: str | None
+    untracked: list[str]
+    unstaged: set[str]
+
+
+def worktree_status(root: Path) -> WorkTreeStatus:
+    """One `git status --porcelain=v2` at the top level `root` (its paths are relative to the top level,
+    whatever the cwd): HEAD and branch from its header, untracked files, and the unstaged paths.
+
+    Unlike `diff-files`, status refreshes stat-only differences in memory (it never writes the index:
+    GIT_OPTIONAL_LOCKS=0), so a touched but unchanged file keeps its blob id. Rename detection is off:
+    a staged rename is its deleted and its added path, which is all the indexer needs.
+    """
+    data = _run(root, "status", "--porcelain=v2", "-z", "--branch", "--untracked-files=all", "--no-renames",
+                "--ignore-submodules=all").stdout.decode(_ENC, _ERRORS)
+    fields = data.split("\0")
+    head = branch = None
+    untracked: list[str] = []
+    unstaged: set[str] = set()
+    i = 0
+    while i < len(fields):
+        rec = fields[i]
+        i += 1
+        kind = rec[:2]
+        if kind == "# ":
+            key, _, value = rec[2:].partition(" ")
+            if key == "branch.oid" and value != "(initial)":
+                head = value
+            elif key == "branch.head" and value != "(detached)":
+                branch = value
+        elif kind == "? ":
+            untracked.append(rec[2:])
+        elif kind == "1 ":  # 1 XY sub mH mI mW hH hI path
+            parts = rec.split(" ", 8)
+            if len(parts) == 9 and parts[1][1:] != ".":
+                unstaged.add(parts[8])
+        elif kind == "2 ":  # 2 XY sub mH mI mW hH hI Xscore path, then the source path as its own field
+            parts = rec.split(" ", 9)
+            if len(parts) == 10 and parts[1][1:] != ".":
+                unstaged.add(parts[9])
+            i += 1
+        elif kind == "u ":  # unmerged: the work tree holds whatever the merge left
+            parts = rec.split(" ", 10)
+            if len(parts) == 11:
+                unstaged.add(parts[10])
+    return WorkTreeStatus(head, branch, untracked, unstaged)
 
 
 def unstaged_files(root: Path) -> list[str]:

@@ -32,7 +32,7 @@ from hippo.chunk import Chunk, chunk_id
 from hippo.config import Settings, load_settings
 from hippo.errors import DamagedIndexError, IndexLockedError
 from hippo.integrity import refuse_planted
-from hippo.state import SCHEMA_VERSION, FileRecord, IndexState, load_state, save_state
+from hippo.state import SCHEMA_VERSION, FileRecord, IndexState, SkipRecord, load_state, save_state
 from hippo.textutil import identifier_text
 
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
@@ -264,6 +264,7 @@ class Indexer:
             self._notice_names(disc, report)
             report.skipped_paths = list(disc.skipped_paths)
             changed, records = self._changed_files(disc.files, state, report)
+            self._touched += self._keep_skips(state, disc)
             current = {f.path for f in disc.files}
             stale_paths = set(state.files)
             if not state.complete and self._has_table():
@@ -280,7 +281,7 @@ class Indexer:
                 state.vectors_complete = False  # new rows may lack vectors until the vector phase ends
                 save_state(self.index_dir, state)  # "a run is in flight" survives a kill
                 self._keyword_phase(state, changed, deleted, records, report)
-            self._record_git(state)
+            self._record_git(state, getattr(disc, "git", None))
             if changed or deleted:
                 state.runs_since_optimize += 1
                 state.rows_since_optimize += report.chunks_written + len(deleted)
@@ -336,12 +337,47 @@ class Indexer:
             save_state(self.index_dir, state)
 
     def _discover(self, state: IndexState | None):
-        """List indexable files; unchanged files known to the state are not sniffed again."""
+        """List indexable files; unchanged files the state knows (indexed, or skipped for their content)
+        are not sniffed again."""
         from hippo.discovery import discover
 
-        if state is None or not state.files or "known" not in inspect.signature(discover).parameters:
+        params = inspect.signature(discover).parameters
+        if state is None or "known" not in params:
             return discover(self.root, self.settings)
-        return discover(self.root, self.settings, known=state.files)
+        if "skips" not in params:
+            return discover(self.root, self.settings, known=state.files)
+        return discover(self.root, self.settings, known=state.files, skips=self._trusted_skips(state))
+
+    def _trusted_skips(self, state: IndexState) -> dict[str, SkipRecord]:
+        """The recorded content verdicts discovery may reuse. One made under other rules is dropped; one
+        whose file was written as that run listed (racy, see RACY_NS) stands only on its git blob id."""
+        from hippo.discovery import CONTENT_RULES
+
+        if state.skip_rules != CONTENT_RULES:
+            return {}
+        racy_from = state.listed_at_ns - RACY_NS
+        self._racy_skips = 0
+        out: dict[str, SkipRecord] = {}
+        for rel, rec in state.skipped_files.items():
+            if rec.mtime_ns >= racy_from:
+                self._racy_skips += 1
+                rec = SkipRecord(-1, -1, rec.reason, rec.blob)
+            out[rel] = rec
+        return out
+
+    def _keep_skips(self, state: IndexState, disc) -> int:
+        """Record this listing's content verdicts in the state; nonzero when that changes state.json (or a
+        racy record was checked again and the state must move its listing time on)."""
+        from hippo.discovery import CONTENT_RULES
+
+        skips = getattr(disc, "content_skips", None)
+        if skips is None:
+            return 0
+        racy, self._racy_skips = getattr(self, "_racy_skips", 0), 0
+        if skips == state.skipped_files and state.skip_rules == CONTENT_RULES:
+            return racy
+        state.skipped_files, state.skip_rules = dict(skips), CONTENT_RULES
+        return 1
 
     def _has_table(self) -> bool:
         return (self.index_dir / "db").exists() and self._store().has_chunks()
@@ -458,7 +494,11 @@ class Indexer:
             report.skipped["chunk_error"] = report.skipped.get("chunk_error", 0) + 1
             return []
 
-    def _record_git(self, state: IndexState) -> None:
+    def _record_git(self, state: IndexState, status=None) -> None:
+        """HEAD and branch as the listing's `git status` saw them (or asked now for a non-top-level root)."""
+        if status is not None:
+            state.indexed_commit, state.branch = status.head, status.branch
+            return
         from hippo import gitutil
 
         if gitutil.is_git_repo(self.root):
@@ -522,6 +562,21 @@ def index_repo(root: Path, settings: Settings | None = None, *, full: bool = Fal
                progress: Progress | None = None, embedder=None, vectors: bool = True) -> IndexReport:
     return Indexer(root, settings, embedder=embedder, progress=progress, create=not dry_run).run(
         full=full, dry_run=dry_run, vectors=vectors)
+
+
+# Environment read on the indexing path outside Settings: an index run handed to the warm server must see
+# the same values as the caller would have.
+RUN_ENV = ("HIPPO_HOME", "HIPPO_VECTOR_INDEX_MIN_ROWS", "HIPPO_NO_BACKGROUND_INDEX")
+
+
+def run_key(settings: Settings) -> str:
+    """What decides how an index run behaves besides the files: the settings and RUN_ENV. The warm server
+    runs a caller's `hippo index` only when its own key is the caller's."""
+    import json
+    from dataclasses import asdict
+
+    env = {k: os.environ.get(k) for k in RUN_ENV}
+    return json.dumps({"settings": asdict(settings), "env": env}, sort_keys=True, default=str)
 
 
 def writer_busy(index_dir: Path) -> bool:

@@ -25,6 +25,17 @@ class FileRecord:
 
 
 @dataclass
+class SkipRecord:
+    """A file left out for what its first bytes hold (binary, generated, minified), and the stat and blob
+    id that verdict was reached for: while they match, discovery does not read the file again."""
+
+    size: int
+    mtime_ns: int
+    reason: str
+    blob: str | None = None
+
+
+@dataclass
 class IndexState:
     schema_version: int = SCHEMA_VERSION
     model_id: str = ""
@@ -43,6 +54,10 @@ class IndexState:
     # older than this may have changed again within the same timestamp tick, so its stat proves nothing.
     listed_at_ns: int = 0
     files: dict[str, FileRecord] = field(default_factory=dict)
+    # Files skipped for their content (discovery.CONTENT_REASONS), valid under the rules named by
+    # `skip_rules` (discovery.CONTENT_RULES). Not indexed, so not in `files`.
+    skipped_files: dict[str, SkipRecord] = field(default_factory=dict)
+    skip_rules: str = ""
 
     @property
     def chunk_count(self) -> int:
@@ -60,8 +75,9 @@ def load_state(index_dir: Path) -> IndexState | None:
         if not isinstance(raw, dict):
             return None
         files = {p: FileRecord(**rec) for p, rec in raw.pop("files", {}).items()}
+        skipped = {p: SkipRecord(**rec) for p, rec in raw.pop("skipped_files", {}).items()}
         known = IndexState.__dataclass_fields__
-        return IndexState(files=files, **{k: v for k, v in raw.items() if k in known})
+        return IndexState(files=files, skipped_files=skipped, **{k: v for k, v in raw.items() if k in known})
     except (OSError, ValueError, TypeError, AttributeError):  # garbage or a wrong shape: rebuild
         return None
 
@@ -70,8 +86,9 @@ def save_state(index_dir: Path, state: IndexState) -> None:
     state.updated_at = time.time()
     # Built by hand and encoded in one `dumps` call (the C encoder): asdict + json.dump took ~0.7 s per save
     # for 4k files, and the indexer saves after every batch.
-    data = {k: getattr(state, k) for k in IndexState.__dataclass_fields__ if k != "files"}
+    data = {k: getattr(state, k) for k in IndexState.__dataclass_fields__ if k not in ("files", "skipped_files")}
     data["files"] = {p: vars(rec) for p, rec in state.files.items()}
+    data["skipped_files"] = {p: vars(rec) for p, rec in state.skipped_files.items()}
     text = json.dumps(data, separators=(",", ":"))
     index_dir.mkdir(parents=True, exist_ok=True)
     atomic_write(state_path(index_dir), text)

@@ -1,7 +1,7 @@
 """The one client of the warm per-repo server (service/server.py), with the one in-process fallback.
 
 Every caller goes through here: the failure hook (`hook`), `/rag`, `hippo search` and the MCP tool
-(`search`). Each tries the repo's server over its unix socket; when none answers (no socket, refused,
+(`search`), and `hippo index` (`index`: the run goes to the server when one is up, else the CLI runs it). Each tries the repo's server over its unix socket; when none answers (no socket, refused,
 timeout, garbage, another repo's server) the same request is answered in this process by
 `service.host.WarmIndex.handle`, the handler the server itself runs, and a server is started in the
 background for next time (unless HIPPO_NO_SERVER=1).
@@ -26,6 +26,7 @@ MAX_ERROR_SENT = 64 * 1024  # well under MAX_REQUEST
 _SUN_PATH_MAX = 100  # AF_UNIX paths are limited to ~104-108 bytes depending on the OS
 # Errors the in-process fallback would raise just the same: re-raised without loading the search stack.
 _USER_ERRORS = ("BadQueryError", "NoIndexError")
+INDEX_SILENCE_S = 30.0  # a handed-over index run sends a heartbeat every server.HEARTBEAT_S
 
 
 def _socket_file(index_dir) -> str:
@@ -185,7 +186,72 @@ def _raise(reply: dict) -> None:
     raise getattr(errors, reply["kind"])(reply.get("error") or "")
 
 
+def _stream(index_dir, payload: dict, progress, silence_s: float) -> dict | None:
+    """Send one request and read newline-separated JSON messages until the reply ({"ok": ...}); progress
+    messages go to `progress(phase, done, total)`. None when no trusted server answered it to the end
+    (none up, refused, died mid-run, silent for `silence_s`, garbage)."""
+    path = _socket_file(index_dir)
+    if not os.path.exists(path) or not _trusted(path, index_dir):
+        return None
+    data = json.dumps(payload).encode("utf-8") + b"\n"
+    if len(data) > MAX_REQUEST:
+        return None
+    import socket
+
+    buf = b""
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+            s.settimeout(silence_s)
+            s.connect(path)
+            s.sendall(data)
+            s.shutdown(socket.SHUT_WR)
+            while True:
+                got = s.recv(65536)
+                if not got:
+                    return None  # the server went away before its reply
+                buf += got
+                if len(buf) > MAX_REPLY:
+                    return None
+                while b"\n" in buf:
+                    line, _, buf = buf.partition(b"\n")
+                    msg = json.loads(line.decode("utf-8"))
+                    if not isinstance(msg, dict):
+                        return None
+                    if "ok" in msg:
+                        if not isinstance(msg["ok"], bool) or (msg["ok"] and not isinstance(msg.get("result"), dict)):
+                            return None
+                        return msg
+                    step = msg.get("progress")
+                    if progress is not None and isinstance(step, list) and len(step) == 3:
+                        progress(str(step[0]), int(step[1]), int(step[2]))
+    except (OSError, ValueError, TypeError):
+        return None
+
+
 # --- callers ------------------------------------------------------------------------------------
+def index(root, key: str, *, vectors: bool = True, wait_lock: float = 3.0, progress=None,
+          silence_s: float = INDEX_SILENCE_S) -> dict | None:
+    """Hand an incremental `hippo index` to the repo's running server: the IndexReport as a dict, or None
+    when no server took it (none up, an older server, other settings, it died mid-run), and the caller
+    runs it in-process: a run the server left unfinished is resumed there, as after any killed run.
+    Raises IndexLockedError / UnsafeIndexDir as the in-process run would. `key`: indexer.run_key."""
+    root = os.fspath(root)
+    req = {"op": "index", "root": root, "key": key, "vectors": vectors, "wait_lock": wait_lock}
+    reply = _stream(quick_index_dir(root), req, progress, silence_s)
+    if reply is None:
+        return None
+    if not reply["ok"]:
+        if reply.get("kind") == "IndexLockedError":
+            _raise(reply)
+        if reply.get("kind") == "UnsafeIndexDir":
+            from hippo.config import UnsafeIndexDir
+
+            raise UnsafeIndexDir(reply.get("error") or "")
+        return None
+    report = reply["result"].get("report")
+    return report if isinstance(report, dict) else None
+
+
 def search(root, request: dict, *, local=None, timeout: float = SEARCH_TIMEOUT_S,
            wait_s: float = STARTING_WAIT_S, leave_warm: bool = True) -> dict:
     """A SearchResponse dict for `request` (query, keywords, globs, exact, k, budget_chars, mode).

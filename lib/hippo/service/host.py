@@ -5,9 +5,13 @@ fallback (service/client.py) builds one when no server answered, and the MCP ser
 the warm server is away. The same `handle(request)` answers in all three, so a hook, `hippo search`
 and the MCP tool get the same answer whether or not a server is up.
 
-Requests are JSON objects: {"op": "ping"|"search"|"diagnose"|"hook", ...}; replies are
+Requests are JSON objects: {"op": "ping"|"search"|"diagnose"|"hook"|"index", ...}; replies are
 {"ok": true, "result": {...}} or {"ok": false, "error": "one line", "kind": "BadQueryError"|...}.
 Heavy imports (lancedb, the model) happen when the Searcher opens, not at module import.
+
+`index` runs an incremental `hippo index` in this process (the server's, where lancedb and the model are
+already loaded) through the same Indexer and writer lock as an in-process run, so a server killed mid-run
+leaves what a killed `hippo index` leaves: a state the next run resumes from.
 """
 from __future__ import annotations
 
@@ -42,6 +46,7 @@ class WarmIndex:
         self.lock = threading.RLock()  # the MCP server runs tool calls in worker threads
         self.needed = False  # a request needed the index (the client then leaves a server warm)
         self.served = 0
+        self.index_lock = threading.Lock()  # index requests run one after another (the writer lock is per process)
 
     @property
     def settings(self) -> Any:
@@ -162,12 +167,12 @@ class WarmIndex:
             return None
         return box.get("resp")
 
-    def handle(self, req: dict) -> dict:
+    def handle(self, req: dict, progress: Any = None) -> dict:
         """Answer one request; user-level errors come back as {"ok": false, "kind": ...}, never raised.
         A damaged index answers hooks with silence and starts the rebuild; a search caller is told, and
         its in-process fallback meets the same damage mark and handles it its own way."""
         try:
-            return self._handle(req)
+            return self._handle(req, progress)
         except DamagedIndexError as exc:
             self.damaged(exc)
             if req.get("op") == "hook":
@@ -181,20 +186,52 @@ class WarmIndex:
             log(None if isinstance(exc, UnsafeIndexDir) else self.index_dir, f"{exc}")
             return {"ok": False, "error": str(exc), "kind": type(exc).__name__}
 
-    def _handle(self, req: dict) -> dict:
+    def _handle(self, req: dict, progress: Any = None) -> dict:
         op = req.get("op")
         if op == "ping":
             return {"ok": True, "result": {"pid": os.getpid(), "root": str(self.root), "served": self.served}}
-        if op not in ("search", "diagnose", "hook"):
+        if op not in ("search", "diagnose", "hook", "index"):
             return {"ok": False, "error": f"unknown op {op!r}"}
-        if op != "hook" and "root" in req and not self._ours(req.get("root")):
+        if op != "hook" and ("root" in req or op == "index") and not self._ours(req.get("root")):
             return {"ok": False, "error": "request is for another repository"}
         self.served += 1
         if op == "search":
             return {"ok": True, "result": self.search(req)}
+        if op == "index":
+            return self.index(req, progress)
         if op == "diagnose":
             return {"ok": True, "result": self.diagnose(req) or {"hits": []}}
         return self._hook(req)
+
+    def index(self, req: dict, progress: Any = None) -> dict:
+        """An incremental index run of this repository here, with the model this process already holds.
+
+        Refused (the caller then runs it itself) unless the caller's settings and index-relevant
+        environment are this process's too (`req["key"]`, indexer.run_key): otherwise the two would
+        build different indexes. Returns {"report": IndexReport as a dict}."""
+        from dataclasses import asdict
+
+        from hippo.config import load_settings
+        from hippo.indexer import Indexer, run_key
+
+        settings = load_settings(self.root)
+        if req.get("key") != run_key(settings):
+            return {"ok": False, "error": "the server runs with other settings", "kind": "SettingsDiffer"}
+        wait = req.get("wait_lock")
+        wait_lock = float(wait) if isinstance(wait, (int, float)) and 0 <= wait <= 600 else 3.0
+        with self.index_lock:
+            embedder = self._loaded_embedder()
+            indexer = Indexer(self.root, settings, embedder=embedder, progress=progress)
+            report = indexer.run(vectors=req.get("vectors") is not False, wait_lock=wait_lock)
+            if embedder is None and indexer._embedder is not None:
+                self._embedder = indexer._embedder  # loaded for this run: the next one (and a search) reuses it
+        return {"ok": True, "result": {"report": asdict(report)}}
+
+    def _loaded_embedder(self) -> Any:
+        """The model this process already loaded (for queries or a previous index run), or None."""
+        searcher = self._searcher
+        loaded = getattr(searcher, "_embedder", None) if searcher is not None else None
+        return loaded or self._embedder
 
     def _ours(self, root: Any) -> bool:
         if not isinstance(root, str) or not root:

@@ -8,12 +8,17 @@ temp dir when that path is too long), one JSON request per connection, answered 
 exits after `idle_s` without requests. Before each query it picks up the latest committed table
 version (the background indexer writes while we read). Started as a fresh `python -m hippo serve`
 (never forked: lancedb deadlocks in forked children).
+
+An `index` request (`hippo index` handing its run over) is answered from a thread of its own, so queries
+are still answered while it writes: one JSON line per progress step and a heartbeat every HEARTBEAT_S,
+then the reply line. The server does not go idle while such a run is in flight.
 """
 from __future__ import annotations
 
 import json
 import os
 import socket
+import threading
 import time
 from pathlib import Path
 
@@ -24,6 +29,7 @@ from hippo.service.client import MAX_REQUEST, private_dir_ok, socket_path
 from hippo.service.host import WarmIndex
 
 DEFAULT_IDLE_S = float(os.environ.get("HIPPO_SERVER_IDLE", str(30 * 60)))
+HEARTBEAT_S = 2.0  # an index run's client counts silence longer than client.INDEX_SILENCE_S as a dead server
 
 
 class QueryServer:
@@ -33,6 +39,7 @@ class QueryServer:
         self.settings = self.index.settings
         self.index_dir = self.index.index_dir
         self.idle_s = idle_s
+        self._jobs: set[threading.Thread] = set()  # index runs in flight
 
     @property
     def _searcher(self):
@@ -48,8 +55,8 @@ class QueryServer:
     def warm(self) -> None:
         self.index.warm()
 
-    def handle(self, req: dict) -> dict:
-        return self.index.handle(req)
+    def handle(self, req: dict, progress=None) -> dict:
+        return self.index.handle(req, progress)
 
     def serve(self) -> int:
         """Run until idle; returns 0 (also when another server already owns this index, or refuses it)."""
@@ -86,14 +93,14 @@ class QueryServer:
             sock.settimeout(min(self.idle_s, 30.0))
             last = time.monotonic()
             log(self.index_dir, f"server: listening on {path}")
-            while time.monotonic() - last < self.idle_s:
+            while self._busy() or time.monotonic() - last < self.idle_s:
                 try:
                     conn, _ = sock.accept()
                 except TimeoutError:
                     continue
                 last = time.monotonic()
-                with conn:
-                    self._answer(conn)
+                if not self._answer(conn):
+                    conn.close()
             log(self.index_dir, "server: idle, exiting")
         finally:
             sock.close()
@@ -104,7 +111,12 @@ class QueryServer:
             lock.close()
         return 0
 
-    def _answer(self, conn: socket.socket) -> None:
+    def _busy(self) -> bool:
+        self._jobs = {t for t in self._jobs if t.is_alive()}
+        return bool(self._jobs)
+
+    def _answer(self, conn: socket.socket) -> bool:
+        """Answer one connection; True when an index run's thread took it over (and will close it)."""
         try:
             conn.settimeout(5.0)
             buf = b""
@@ -114,6 +126,11 @@ class QueryServer:
                     break
                 buf += data
             req = json.loads(buf.decode("utf-8"))
+            if isinstance(req, dict) and req.get("op") == "index":
+                job = threading.Thread(target=self._index_job, args=(conn, req), name="hippo-index")
+                self._jobs.add(job)
+                job.start()
+                return True
             reply = self.handle(req) if isinstance(req, dict) else {"ok": False, "error": "bad request"}
         except Exception as exc:
             log(self.index_dir, "server: request failed", exc)
@@ -122,6 +139,41 @@ class QueryServer:
             conn.sendall(json.dumps(reply).encode("utf-8"))
         except OSError:
             pass
+        return False
+
+    def _index_job(self, conn: socket.socket, req: dict) -> None:
+        """Run one handed-over `hippo index`, streaming progress lines and heartbeats, then the reply.
+        A client that went away (Ctrl-C) does not stop the run: it finishes, as a background index would."""
+        out = threading.Lock()
+        gone = threading.Event()
+        done = threading.Event()
+
+        def send(msg: dict) -> None:
+            if gone.is_set():
+                return
+            with out:
+                try:
+                    conn.sendall(json.dumps(msg).encode("utf-8") + b"\n")
+                except OSError:
+                    gone.set()
+
+        def beat() -> None:
+            while not done.wait(HEARTBEAT_S):
+                send({"alive": True})
+
+        beater = threading.Thread(target=beat, daemon=True)
+        beater.start()
+        try:
+            conn.settimeout(30.0)
+            reply = self.handle(req, progress=lambda phase, n, total: send({"progress": [phase, n, total]}))
+        except Exception as exc:
+            log(self.index_dir, "server: index run failed", exc)
+            reply = {"ok": False, "error": type(exc).__name__}
+        finally:
+            done.set()
+            beater.join(HEARTBEAT_S + 1)
+        send(reply)
+        conn.close()
 
 
 def serve(root: Path, idle_s: float | None = None) -> int:
