@@ -214,8 +214,8 @@ class PathFilter:
               blob: str | None = None) -> tuple[str | None, os.stat_result | None]:
         """(skip reason or None, lstat result) for one candidate path.
 
-        `known`: the indexer's record (.size, .mtime_ns) of this file; an unchanged stat means the head was
-        sniffed when it was indexed, so it is not read again (the no-op run reads no file at all).
+        `known`: the indexer's record (.size, .mtime_ns, .blob) of this file; an unchanged stat or blob id
+        means the head was sniffed when it was indexed, so it is not read again (a no-op run reads nothing).
         `skip`: the verdict recorded when this file was last left out for its content; it stands while the
         file's git blob id (`blob`: set only for a clean tracked file) or its size and mtime are the same."""
         reason = self.path_reason(rel)
@@ -234,8 +234,9 @@ class PathFilter:
             return "outside_root", st
         if st.st_size > self.settings.max_file_bytes:
             return "too_large", st
-        if known is not None and getattr(known, "size", None) == st.st_size \
-                and getattr(known, "mtime_ns", None) == st.st_mtime_ns:
+        if known is not None and ((blob is not None and getattr(known, "blob", None) == blob)
+                                  or (getattr(known, "size", None) == st.st_size
+                                      and getattr(known, "mtime_ns", None) == st.st_mtime_ns)):
             return None, st
         if skip is not None and ((blob is not None and skip.blob == blob)
                                  or (skip.size == st.st_size and skip.mtime_ns == st.st_mtime_ns)):
