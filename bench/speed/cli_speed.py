@@ -12,9 +12,12 @@ embeds with the real model too. Measured:
   model load, query;
 - search, warm: a `hippo serve` is up; the CLI only talks to its socket;
 - index, no-op: nothing changed since the last `hippo index`;
-- index, 1 file: one tracked file edited (a different one each run), then `hippo index`.
+- index, 1 file: one tracked file edited (a different one each run), then `hippo index`;
+both without a server (the CLI runs the indexer itself) and with a `hippo serve` up (the CLI hands the
+run to it: lancedb and the model are loaded there already).
 Prints a table (milliseconds: wall p50/p95 and the process's own CPU time, which says what an idle
-machine would show when the box is shared) and, with --json, one JSON line.
+machine would show when the box is shared; the 1-minute load average when each row started) and, with
+--json, one JSON line.
 """
 from __future__ import annotations
 
@@ -69,8 +72,12 @@ def hippo(args: list[str], cwd: Path, env: dict[str, str], timeout: float = 7200
     return run([sys.executable, "-m", "hippo", *args], cwd, env, timeout)
 
 
+LOAD: list[float] = []  # 1-minute load average as each measured row started, parallel to the rows
+
+
 def measured(fn, n: int) -> tuple[list[float], list[float]]:
     """(wall ms, CPU ms) of n calls of fn() -> wall ms."""
+    LOAD.append(os.getloadavg()[0])
     start = len(CPU)
     walls = [fn(i) for i in range(n)]
     return walls, CPU[start:]
@@ -115,6 +122,19 @@ def index(root: Path) -> float:
     return hippo(["index", "--quiet"], root, _env())[0]
 
 
+def start_server(root: Path) -> subprocess.Popen:
+    from hippo.service.client import request
+
+    server = subprocess.Popen([sys.executable, "-m", "hippo", "serve", "--root", str(root), "--idle", "600"],
+                              cwd=root, env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 300
+    while request(root / ".hippo", {"op": "ping"}, timeout=2) is None:
+        if server.poll() is not None or time.time() > deadline:
+            raise RuntimeError("hippo serve did not come up")
+        time.sleep(0.2)
+    return server
+
+
 def stop(server: subprocess.Popen) -> None:
     server.terminate()
     try:
@@ -128,7 +148,7 @@ Row = tuple[str, list[float], list[float], str]  # name, wall ms, CPU ms, note
 
 
 def bench_search(root: Path, target_chunks: int, runs: int) -> list[Row]:
-    from hippo.service.client import request, server_running
+    from hippo.service.client import server_running
 
     idx = root / ".hippo"
     if server_running(idx):
@@ -152,14 +172,8 @@ def bench_search(root: Path, target_chunks: int, runs: int) -> list[Row]:
     cold = measured(lambda i: hippo(["search", QUERIES[i % len(QUERIES)], "--format", "xml"], root, cold_env)[0],
                     max(3, runs // 3))
     rows.append((f"search, cold (no server), {chunks} chunks", *cold, "imports + open + model load + query"))
-    server = subprocess.Popen([sys.executable, "-m", "hippo", "serve", "--root", str(root), "--idle", "600"],
-                              cwd=root, env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = start_server(root)
     try:
-        deadline = time.time() + 300
-        while request(idx, {"op": "ping"}, timeout=2) is None:
-            if server.poll() is not None or time.time() > deadline:
-                raise RuntimeError("hippo serve did not come up")
-            time.sleep(0.2)
         hippo(["search", "warm up", "--format", "xml"], root, _env())
         lat: list[float] = []
 
@@ -177,6 +191,10 @@ def bench_search(root: Path, target_chunks: int, runs: int) -> list[Row]:
 
 
 def bench_index(root: Path, target_files: int, runs: int) -> list[Row]:
+    from hippo.service.client import server_running
+
+    if server_running(root / ".hippo"):
+        sys.exit(f"a query server is already running for {root}: stop it first (the in-process rows need none)")
     base = len(tracked(root))
     copies = len([p for p in root.glob("grow*") if p.is_dir()])
     grow(root, max(copies, math.ceil(target_files / base) - 1))
@@ -186,16 +204,28 @@ def bench_index(root: Path, target_files: int, runs: int) -> list[Row]:
     index(root)  # settle: anything the first run left for later
     noop = measured(lambda i: index(root), runs)
     candidates = [f for f in tracked(root) if f.endswith(".py")] or tracked(root)
+    edits = iter(range(10**6))
 
     def edit_one(i: int) -> float:
-        path = root / candidates[(i * 7) % len(candidates)]
+        n = next(edits)
+        path = root / candidates[(n * 7) % len(candidates)]
         with path.open("a", encoding="utf-8") as fh:
-            fh.write(f"\n# cli_speed edit {i}\n")
+            fh.write(f"\n# cli_speed edit {n}\n")
         return index(root)
 
     one = measured(edit_one, runs)
-    return [(f"index, no-op, {files} files", *noop, "nothing changed"),
-            (f"index, 1 file edited, {files} files", *one, "keyword + vectors of the edited file")]
+    rows: list[Row] = [(f"index, no-op, {files} files", *noop, "no server: the CLI runs the indexer"),
+                       (f"index, 1 file edited, {files} files", *one, "no server: imports lancedb, loads the model")]
+    server = start_server(root)
+    try:
+        index(root)  # the server's first run pays what a first run pays (state, model)
+        noop_warm = measured(lambda i: index(root), runs)
+        one_warm = measured(edit_one, runs)
+    finally:
+        stop(server)
+    rows += [(f"index, no-op, {files} files, server up", *noop_warm, "handed to the warm server"),
+             (f"index, 1 file edited, {files} files, server up", *one_warm, "handed to the warm server")]
+    return rows
 
 
 def main() -> None:
@@ -218,14 +248,15 @@ def main() -> None:
     if a.only in (None, "index"):
         rows += bench_index(root, a.files, a.runs)
     load = os.getloadavg()
-    print(f"\n{'what':<44} {'runs':>4} {'wall p50':>8} {'wall p95':>8} {'CPU p50':>8}  note (ms)")
-    for name, xs, cpu, note in rows:
-        print(f"{name:<44} {len(xs):>4} {pct(xs, 0.5):>8.0f} {pct(xs, 0.95):>8.0f} {pct(cpu, 0.5):>8.0f}  {note}")
+    print(f"\n{'what':<56} {'runs':>4} {'wall p50':>8} {'wall p95':>8} {'CPU p50':>8} {'load':>5}  note (ms)")
+    for (name, xs, cpu, note), ld in zip(rows, LOAD, strict=True):
+        print(f"{name:<56} {len(xs):>4} {pct(xs, 0.5):>8.0f} {pct(xs, 0.95):>8.0f} {pct(cpu, 0.5):>8.0f} {ld:>5.1f}  {note}")
     print(f"\nload average {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} on {os.cpu_count()} cores")
     if a.json:
         print(json.dumps({"rows": [{"name": n, "p50_ms": round(pct(x, 0.5)), "p95_ms": round(pct(x, 0.95)),
-                                    "max_ms": round(max(x)), "cpu_p50_ms": round(pct(c, 0.5)), "runs": len(x)}
-                                   for n, x, c, _ in rows],
+                                    "max_ms": round(max(x)), "cpu_p50_ms": round(pct(c, 0.5)), "runs": len(x),
+                                    "load": round(ld, 1)}
+                                   for (n, x, c, _), ld in zip(rows, LOAD, strict=True)],
                           "loadavg": load, "repo_commit": git(src, "rev-parse", "HEAD").strip()}))
 
 
