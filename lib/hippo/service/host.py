@@ -222,7 +222,10 @@ class WarmIndex:
         with self.index_lock:
             embedder = self._loaded_embedder()
             indexer = Indexer(self.root, settings, embedder=embedder, progress=progress)
-            report = indexer.run(vectors=req.get("vectors") is not False, wait_lock=wait_lock)
+            try:
+                report = indexer.run(vectors=req.get("vectors") is not False, wait_lock=wait_lock)
+            finally:
+                indexer._close_store()
             if embedder is None and indexer._embedder is not None:
                 self._embedder = indexer._embedder  # loaded for this run: the next one (and a search) reuses it
         return {"ok": True, "result": {"report": asdict(report)}}
