@@ -206,3 +206,28 @@ def test_noop_cli_imports_no_heavy_module(repo):
     imported = {line.split("|")[-1].strip() for line in proc.stderr.splitlines() if "|" in line}
     for heavy in ("lancedb", "pyarrow", "numpy", "fastembed", "onnxruntime", "hippo.store", "hippo.chunking"):
         assert heavy not in imported, heavy
+
+
+def test_clean_files_vouched_by_git_still_meet_the_path_and_size_rules(repo, monkeypatch):
+    """A clean tracked file whose record has its blob id is neither stat'ed nor read, but a new ignore
+    rule or a lower size limit still applies to it."""
+    index_repo(repo, embedder=FakeEmbedder())
+    for rel in ("src/app.py", "README.md", "assets/logo.blob"):
+        os.utime(repo / rel)  # new stats, same bytes: git's blob ids still vouch for them
+    sniffs = Sniffs(monkeypatch)
+    report = index_repo(repo, embedder=FakeEmbedder())
+    assert sniffs.paths == [] and report.files_changed == 0
+    write_files(repo, {".hippoignore": "src/\n"})
+    git(repo, "add", ".hippoignore")
+    git(repo, "commit", "-qm", "ignore src")
+    report = index_repo(repo, embedder=FakeEmbedder())
+    files = load_state(repo / ".hippo").files
+    assert "src/app.py" not in files and report.files_deleted == 1
+    monkeypatch.setenv("HIPPO_MAX_FILE_BYTES", "1024")
+    from hippo.config import load_settings
+
+    report = index_repo(repo, load_settings(repo), embedder=FakeEmbedder())
+    state = load_state(repo / ".hippo")
+    assert report.skipped.get("too_large") == 3  # the two 1 kB+ binaries and the minified file
+    assert set(state.skipped_files) == {"gen/api.py"}
+    assert "README.md" in state.files

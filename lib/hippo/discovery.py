@@ -14,13 +14,15 @@ import stat
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import pathspec
+from typing import TYPE_CHECKING
 
 from hippo import gitutil
 from hippo.config import Settings
 from hippo.repo_read import RefusedRead, is_secret_path, read_regular
-from hippo.state import SkipRecord
+from hippo.state import FileRecord, SkipRecord
+
+if TYPE_CHECKING:
+    import pathspec
 
 SNIFF_BYTES = 8192
 HEADER_LINES = 8  # "@generated" / "DO NOT EDIT" markers sit in a file's first lines
@@ -147,7 +149,13 @@ def _load_spec(path: Path) -> pathspec.PathSpec | None:
         lines = read_regular(path, IGNORE_FILE_BYTES).decode("utf-8", "replace").splitlines()
     except (OSError, RefusedRead):
         return None
-    return pathspec.GitIgnoreSpec.from_lines(lines) if lines else None
+    return _gitignore_spec(lines) if lines else None
+
+
+def _gitignore_spec(lines: list[str]) -> pathspec.PathSpec:
+    import pathspec  # only when there are rules: a repo without .hippoignore lists files without it
+
+    return pathspec.GitIgnoreSpec.from_lines(lines)
 
 
 def _verdict(spec: pathspec.PathSpec, rel: str) -> bool | None:
@@ -172,7 +180,7 @@ class PathFilter:
         except (OSError, RefusedRead):
             pass
         lines += list(settings.extra_ignores)
-        self.user_spec = pathspec.GitIgnoreSpec.from_lines(lines) if lines else None
+        self.user_spec = _gitignore_spec(lines) if lines else None
         self.index_rel: str | None = None
         index_dir = os.path.realpath(settings.index_path(root))
         if index_dir.startswith(self.root_real + os.sep):
@@ -297,12 +305,14 @@ def _walk(root: Path, disc: Discovery) -> list[str]:
     return out
 
 
-def _git_candidates(root: Path, settings: Settings) -> tuple[list[str], dict[str, str], gitutil.WorkTreeStatus | None]:
+def _git_candidates(root: Path, settings: Settings, links: set[str]
+                    ) -> tuple[list[str], dict[str, str], gitutil.WorkTreeStatus | None]:
     """Tracked + untracked-not-ignored paths, the blob id of each clean tracked file, and the `git status`
-    used. Two git processes at the top level (ls-files for blob ids, status for the rest); a root below
-    the top level asks ls-files and diff-files, whose paths are relative to it."""
+    used; `links` gets the paths git tracks as symlinks. Two git processes at the top level (ls-files for
+    blob ids, status for the rest); a root below the top level asks ls-files and diff-files, whose paths
+    are relative to it."""
     tracked = gitutil.tracked_files(root, include_submodules=settings.index_submodules,
-                                    include_symlinks=True)
+                                    include_symlinks=True, links=links)
     blobs: dict[str, str] = {}
     paths: list[str] = []
     for rel, sha in tracked.items():
@@ -328,7 +338,7 @@ def _git_candidates(root: Path, settings: Settings) -> tuple[list[str], dict[str
     return paths, blobs, status
 
 
-def discover(root: Path, settings: Settings, known: Mapping[str, object] | None = None,
+def discover(root: Path, settings: Settings, known: Mapping[str, FileRecord] | None = None,
              skips: Mapping[str, SkipRecord] | None = None) -> Discovery:
     """List every file to index under `root` with size, mtime and (when clean) git blob sha.
 
@@ -337,10 +347,12 @@ def discover(root: Path, settings: Settings, known: Mapping[str, object] | None 
     root = Path(root)
     disc = Discovery(files=[])
     rules = PathFilter(root, settings)
+    links: set[str] = set()
     if gitutil.is_git_repo(root):
-        paths, blobs, disc.git = _git_candidates(root, settings)
+        paths, blobs, disc.git = _git_candidates(root, settings, links)
     else:
         paths, blobs = _walk(root, disc), {}
+    max_bytes = settings.max_file_bytes
     for rel in sorted(set(paths)):
         if not _utf8_name(rel):
             # git and os.walk hand such names over surrogate-escaped; they cannot be stored, shown or
@@ -349,7 +361,27 @@ def discover(root: Path, settings: Settings, known: Mapping[str, object] | None 
             disc.bad_names.append(rel)
             continue
         blob = blobs.get(rel)
-        reason, st = rules.check(rel, known.get(rel) if known else None, skips.get(rel) if skips else None, blob)
+        rec = known.get(rel) if known else None
+        skip = skips.get(rel) if skips else None
+        if blob is not None and rel not in links:
+            # Clean and tracked as a regular file: `git status` has compared the work tree with this blob
+            # id (content and type; a file behind a linked directory shows as deleted). When the record of
+            # it is for the same blob, only the path rules can have changed: no lstat, no read.
+            if rec is not None and rec.blob == blob and rec.size <= max_bytes:
+                reason = rules.path_reason(rel)
+                if reason:
+                    disc.skip(reason, rel)
+                else:
+                    disc.files.append(FileEntry(rel, rec.size, rec.mtime_ns, blob))
+                continue
+            if skip is not None and skip.blob == blob and skip.size <= max_bytes:
+                reason = rules.path_reason(rel)
+                if not reason:
+                    reason = skip.reason
+                    disc.content_skips[rel] = skip
+                disc.skip(reason, rel)
+                continue
+        reason, st = rules.check(rel, rec, skip, blob)
         if reason == "missing":  # deleted in the work tree but still in the index
             continue
         if reason in CONTENT_REASONS and st is not None:

@@ -146,8 +146,9 @@ def is_ancestor(root: Path, a: str, b: str) -> bool:
 
 
 def tracked_files(root: Path, include_submodules: bool = False,
-                  include_symlinks: bool = False) -> dict[str, str]:
-    """path -> blob sha from the index. Skips submodules (gitlinks) and symlinks unless asked."""
+                  include_symlinks: bool = False, links: set[str] | None = None) -> dict[str, str]:
+    """path -> blob sha from the index. Skips submodules (gitlinks) and symlinks unless asked; `links`
+    collects the paths git's index holds as symlinks."""
     out: dict[str, str] = {}
     for rec in _split_z(_out(root, "ls-files", "-s", "-z")):
         meta, _, path = rec.partition("\t")
@@ -157,8 +158,11 @@ def tracked_files(root: Path, include_submodules: bool = False,
         mode, sha, stage = parts[0], parts[1], parts[2]
         if mode == _GITLINK and not include_submodules:
             continue
-        if mode == _SYMLINK and not include_symlinks:
-            continue
+        if mode == _SYMLINK:
+            if not include_symlinks:
+                continue
+            if links is not None:
+                links.add(path)
         if stage not in ("0", "2") and path in out:  # merge conflict: keep one entry per path
             continue
         out[path] = sha
