@@ -137,7 +137,7 @@ def test_failure_hook_answers_the_known_bad_output(git_repo):
 @example("-----BEGIN RSA PRIVATE KEY-----\n" * 300)
 def test_entry_points_stay_linear(text):
     with hard_stop():
-        sig = signals.extract(text, cwd="/srv/dev/work/src", root="/srv/dev/work")
+        sig = signals.extract(text, cwd="/srv/dev/app/src", root="/srv/dev/app")
         gate.pre_gate(sig, command=text)
         for err in sig.errors[:5]:
             signals.template_fragments(err.message)
@@ -174,11 +174,11 @@ def test_clip_lines_cuts_only_long_lines():
 
 def test_rewritten_js_pattern_still_reads_real_frames():
     text = ("TypeError: x is not a function\n"
-            "    at Object.<anonymous> (/srv/dev/work/src/a.js:3:9)\n"
-            "    at new Widget (/srv/dev/work/src/widget.js:10:5)\n"
-            "    at async Promise.all [as all] (/srv/dev/work/src/b.js:7:1)\n"
-            "    at /srv/dev/work/src/c.js:1:2\n")
-    sig = signals.extract(text, root="/srv/dev/work")
+            "    at Object.<anonymous> (/srv/dev/app/src/a.js:3:9)\n"
+            "    at new Widget (/srv/dev/app/src/widget.js:10:5)\n"
+            "    at async Promise.all [as all] (/srv/dev/app/src/b.js:7:1)\n"
+            "    at /srv/dev/app/src/c.js:1:2\n")
+    sig = signals.extract(text, root="/srv/dev/app")
     got = [(loc.path, loc.line, loc.func) for loc in sig.locations]
     assert ("src/a.js", 3, "Object.<anonymous>") in got
     assert ("src/widget.js", 10, "new Widget") in got
