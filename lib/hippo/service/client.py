@@ -84,19 +84,11 @@ def ask(index_dir, payload: dict, timeout: float = WARM_TIMEOUT_S, wait_s: float
     if not os.path.exists(path):
         if wait_s <= 0 or not _await_socket(index_dir, path, wait_s):
             return None
-    if not _trusted(path, index_dir):
+    data = _encoded(payload)
+    if data is None or not _trusted(path, index_dir):
         return None
-    data = json.dumps(payload).encode("utf-8") + b"\n"
-    if len(data) > MAX_REQUEST:
-        return None
-    import socket  # only once there is a server to talk to
-
     try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-            s.settimeout(timeout)
-            s.connect(path)
-            s.sendall(data)
-            s.shutdown(socket.SHUT_WR)
+        with _send(path, data, timeout) as s:
             chunks, size = [], 0
             while True:
                 got = s.recv(65536)
@@ -109,11 +101,35 @@ def ask(index_dir, payload: dict, timeout: float = WARM_TIMEOUT_S, wait_s: float
         reply = json.loads(b"".join(chunks).decode("utf-8"))
     except (OSError, ValueError):
         return None
-    if not isinstance(reply, dict) or not isinstance(reply.get("ok"), bool):
-        return None
-    if reply["ok"] and not isinstance(reply.get("result"), dict):
-        return None
-    return reply
+    return reply if _is_reply(reply) else None
+
+
+def _encoded(payload: dict) -> bytes | None:
+    """The request line, or None when it is over the server's size cap."""
+    data = json.dumps(payload).encode("utf-8") + b"\n"
+    return data if len(data) <= MAX_REQUEST else None
+
+
+def _send(path: str, data: bytes, timeout: float):
+    """A connected socket that has sent `data` and closed its writing half; the caller reads the reply."""
+    import socket  # only once there is a server to talk to
+
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        s.settimeout(timeout)
+        s.connect(path)
+        s.sendall(data)
+        s.shutdown(socket.SHUT_WR)
+    except BaseException:
+        s.close()
+        raise
+    return s
+
+
+def _is_reply(msg: object) -> bool:
+    """A well-formed final reply: {"ok": bool, ...}, with a dict `result` when ok."""
+    return (isinstance(msg, dict) and isinstance(msg.get("ok"), bool)
+            and (not msg["ok"] or isinstance(msg.get("result"), dict)))
 
 
 def _await_socket(index_dir, path: str, wait_s: float) -> bool:
@@ -191,20 +207,12 @@ def _stream(index_dir, payload: dict, progress, silence_s: float) -> dict | None
     messages go to `progress(phase, done, total)`. None when no trusted server answered it to the end
     (none up, refused, died mid-run, silent for `silence_s`, garbage)."""
     path = _socket_file(index_dir)
-    if not os.path.exists(path) or not _trusted(path, index_dir):
+    data = _encoded(payload)
+    if data is None or not os.path.exists(path) or not _trusted(path, index_dir):
         return None
-    data = json.dumps(payload).encode("utf-8") + b"\n"
-    if len(data) > MAX_REQUEST:
-        return None
-    import socket
-
     buf = b""
     try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-            s.settimeout(silence_s)
-            s.connect(path)
-            s.sendall(data)
-            s.shutdown(socket.SHUT_WR)
+        with _send(path, data, silence_s) as s:
             while True:
                 got = s.recv(65536)
                 if not got:
@@ -218,9 +226,7 @@ def _stream(index_dir, payload: dict, progress, silence_s: float) -> dict | None
                     if not isinstance(msg, dict):
                         return None
                     if "ok" in msg:
-                        if not isinstance(msg["ok"], bool) or (msg["ok"] and not isinstance(msg.get("result"), dict)):
-                            return None
-                        return msg
+                        return msg if _is_reply(msg) else None
                     step = msg.get("progress")
                     if progress is not None and isinstance(step, list) and len(step) == 3:
                         progress(str(step[0]), int(step[1]), int(step[2]))
