@@ -200,30 +200,36 @@ def test_environment_failures_are_gated_out(error, command):
 
 
 # --- end to end on a real (fake-embedder) index -----------------------------------------------------------
-@pytest.fixture()
-def repo(tmp_path):
+def _indexed_repo(root: Path, files: dict[str, str]):
+    """`files` committed in a new git repo at `root` and indexed with the fake embedder: (root, embedder)."""
     pytest.importorskip("lancedb")
     from hippo.embedding import load_embedder
     from hippo.indexer import index_repo
 
-    root = tmp_path / "repo"
-    (root / "shop").mkdir(parents=True)
-    (root / "tests").mkdir()
-    (root / "shop" / "__init__.py").write_text("")
-    (root / "shop" / "prices.py").write_text(
-        "def net_total(items):\n    return sum(i['price'] for i in items)\n\n\n"
-        "def with_tax(total, rate=0.2):\n    return round(total * (1 + rate), 2)\n\n\n"
-        "def format_price(value):\n    return f'{value:.2f} EUR'\n")
-    (root / "tests" / "test_prices.py").write_text(
-        "from shop.prices import net_total, with_tax\n\n\n"
-        "def test_with_tax():\n    assert with_tax(net_total([{'price': 10}])) == 12.0\n")
-    (root / "CHANGES.md").write_text("# Changes\n\n- with_tax now rounds to 2 places\n")
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
     _git(root, "init", "-q", "-b", "main")
     _git(root, "add", "-A")
     _git(root, "commit", "-q", "-m", "init")
     embedder = load_embedder("fake")
     index_repo(root, embedder=embedder)
     return root, embedder
+
+
+@pytest.fixture()
+def repo(tmp_path):
+    return _indexed_repo(tmp_path / "repo", {
+        "shop/__init__.py": "",
+        "shop/prices.py":
+            "def net_total(items):\n    return sum(i['price'] for i in items)\n\n\n"
+            "def with_tax(total, rate=0.2):\n    return round(total * (1 + rate), 2)\n\n\n"
+            "def format_price(value):\n    return f'{value:.2f} EUR'\n",
+        "tests/test_prices.py":
+            "from shop.prices import net_total, with_tax\n\n\n"
+            "def test_with_tax():\n    assert with_tax(net_total([{'price': 10}])) == 12.0\n",
+        "CHANGES.md": "# Changes\n\n- with_tax now rounds to 2 places\n",
+    })
 
 
 def _diagnose(root: Path, embedder, error: str) -> dict:
@@ -358,27 +364,16 @@ def test_called_definitions_on_the_traceback_or_expected_errors_weigh_less():
 
 @pytest.fixture()
 def layered(tmp_path):
-    pytest.importorskip("lancedb")
-    from hippo.embedding import load_embedder
-    from hippo.indexer import index_repo
-
-    root = tmp_path / "repo"
-    (root / "cfg").mkdir(parents=True)
-    (root / "tests").mkdir()
-    (root / "cfg" / "__init__.py").write_text("")
-    (root / "cfg" / "parser.py").write_text(
-        "def parse(text):\n    pairs = _split_pairs(text)\n    return dict(pairs)\n\n\n"
-        + "".join(f"def helper_{i}(value):\n    # unrelated helper {i}\n    return value * {i}\n\n\n" for i in range(20))
-        + "def _split_pairs(text):\n    out = []\n    for line in text.splitlines():\n"
-        "        key, _, value = line.partition('=')\n        out.append((key, value))\n    return out\n")
-    (root / "tests" / "test_parser.py").write_text(
-        "from cfg.parser import parse\n\n\ndef test_parse_strips():\n    assert parse('a = 1') == {'a': '1'}\n")
-    _git(root, "init", "-q", "-b", "main")
-    _git(root, "add", "-A")
-    _git(root, "commit", "-q", "-m", "init")
-    embedder = load_embedder("fake")
-    index_repo(root, embedder=embedder)
-    return root, embedder
+    return _indexed_repo(tmp_path / "repo", {
+        "cfg/__init__.py": "",
+        "cfg/parser.py":
+            "def parse(text):\n    pairs = _split_pairs(text)\n    return dict(pairs)\n\n\n"
+            + "".join(f"def helper_{i}(value):\n    # unrelated helper {i}\n    return value * {i}\n\n\n" for i in range(20))
+            + "def _split_pairs(text):\n    out = []\n    for line in text.splitlines():\n"
+            "        key, _, value = line.partition('=')\n        out.append((key, value))\n    return out\n",
+        "tests/test_parser.py":
+            "from cfg.parser import parse\n\n\ndef test_parse_strips():\n    assert parse('a = 1') == {'a': '1'}\n",
+    })
 
 
 def test_the_function_the_called_code_calls_is_shown(layered):
