@@ -245,15 +245,6 @@ class Searcher:
         """Indexed chunks of `path` that cover `line` (for error frames pointing at a file:line)."""
         return self.store.chunks_at(path, line)
 
-    def hit_for_rows(self, rows: list[dict], score: float = 1.0) -> Hit | None:
-        """Turn chunk rows of one file into a merged, freshness-checked Hit (used by the hooks)."""
-        if not rows:
-            return None
-        blocks = _merge_rows([_Cand(row=r, conf=score, final=score) for r in rows])
-        hit = blocks[0]
-        self._annotate([hit])
-        return hit
-
     # --- retrieval -------------------------------------------------------------------------------
     def _path_filter(self, globs: list[str]):
         """A store Filter for the indexed files the globs select (no paths: nothing matches), or None."""

@@ -204,23 +204,3 @@ def callees(body: list[str], name: str) -> list[str]:
 _CALL_NOT_CODE = {"elif", "raise", "throw", "except", "with", "yield", "lambda", "delete", "else", "catch"}
 
 
-_PY_IMPORT = re.compile(r"^[^\S\n]*from[^\S\n]+(?P<mod>\.{0,3}[\w.]{0,200})[^\S\n]+import[^\S\n]+(?P<names>[^\n#]{1,400})", re.M)
-_JS_IMPORT = re.compile(r"""(?:import[^\S\n]+(?:\{(?P<names>[^}\n]{1,400})\}|(?P<default>[\w$]{1,80}))[^\S\n]+from[^\S\n]+|require\()['"](?P<mod>[.@\w/-]{1,200})['"]""")
-
-
-def imported_names(source: str) -> list[str]:
-    """Names a test module imports from the code under test (`from pkg.mod import a, b`, `import {a} from`)."""
-    out: list[str] = []
-    for m in _PY_IMPORT.finditer(source[:200_000]):
-        if m.group("mod").split(".")[0] in ("pytest", "unittest", "typing", "__future__"):
-            continue
-        for part in m.group("names").replace("(", " ").replace(")", " ").split(","):
-            n = part.strip().split(" as ")[0].strip()
-            if re.fullmatch(r"[A-Za-z_]\w{1,80}", n) and n not in out:
-                out.append(n)
-    for m in _JS_IMPORT.finditer(source[:200_000]):
-        for part in (m.group("names") or m.group("default") or "").split(","):
-            n = part.strip().split(" as ")[0].strip()
-            if re.fullmatch(r"[A-Za-z_$][\w$]{1,80}", n) and n not in out:
-                out.append(n)
-    return out
