@@ -25,7 +25,8 @@ class GitError(HippoError):
     """A git command failed in a way the caller cannot recover from."""
 
 
-def _env() -> dict[str, str]:
+def git_env() -> dict[str, str]:
+    """The environment every git call of hippo runs with: no optional locks, no prompts, no GIT_DIR leaking in."""
     env = dict(os.environ)
     env["GIT_OPTIONAL_LOCKS"] = "0"
     env["GIT_TERMINAL_PROMPT"] = "0"
@@ -39,7 +40,7 @@ def _env() -> dict[str, str]:
 def _run(root: Path | str, *args: str, check: bool = True) -> subprocess.CompletedProcess[bytes]:
     cmd = ["git", "-C", str(root), "-c", "core.quotepath=off", *args]
     try:
-        proc = subprocess.run(cmd, capture_output=True, env=_env(), stdin=subprocess.DEVNULL)
+        proc = subprocess.run(cmd, capture_output=True, env=git_env(), stdin=subprocess.DEVNULL)
     except FileNotFoundError as exc:  # git not installed
         raise GitError("git is not installed or not on PATH.") from exc
     except OSError as exc:

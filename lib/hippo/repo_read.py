@@ -218,9 +218,9 @@ class RepoReader:
         import subprocess
 
         norm = {_normalise(r) or r: r for r in rels}
-        env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0"}
-        for var in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"):
-            env.pop(var, None)
+        from hippo.gitutil import git_env
+
+        env = git_env()
         data = b"\0".join(p.encode("utf-8", "surrogateescape") for p in norm) + b"\0"
         try:
             proc = subprocess.run(["git", "-C", str(self.root), "check-ignore", "-z", "--stdin"], input=data,

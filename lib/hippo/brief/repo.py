@@ -12,6 +12,8 @@ import os
 import subprocess
 from pathlib import Path
 
+from hippo.gitutil import git_env
+
 MAX_BYTES = 256_000
 MAX_TRACKED = 200_000
 
@@ -53,7 +55,7 @@ class Repo:
         if self._tracked is None:
             try:
                 res = subprocess.run(["git", "-C", str(self.root), "ls-files", "-z"], capture_output=True, timeout=5,
-                                     env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"})
+                                     env=git_env())
                 out = res.stdout.decode("utf-8", "replace") if res.returncode == 0 else ""
             except (OSError, subprocess.SubprocessError):
                 out = ""

@@ -14,7 +14,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from hippo.gitutil import _env
+from hippo.gitutil import git_env
 
 MAX_DIFF_BYTES = 256 * 1024
 TIMEOUT_S = 2.0
@@ -34,7 +34,7 @@ def _git_diff(root: Path, *args: str) -> str:
     cmd = ["git", "-C", str(root), "-c", "core.quotepath=off", "-c", "core.fsmonitor=false", "diff", "--no-color",
            "--no-ext-diff", "--no-textconv", "--no-renames", "-U0", *args]
     try:
-        proc = subprocess.run(cmd, capture_output=True, timeout=TIMEOUT_S, stdin=subprocess.DEVNULL, env=_env())
+        proc = subprocess.run(cmd, capture_output=True, timeout=TIMEOUT_S, stdin=subprocess.DEVNULL, env=git_env())
     except (OSError, subprocess.SubprocessError):
         return ""
     if proc.returncode not in (0, 1):

@@ -24,6 +24,7 @@ from typing import Any
 
 from hippo import session_state
 from hippo.brief.conventions import Section, sections, spec_files  # noqa: F401  (re-exported for callers)
+from hippo.gitutil import git_env
 from hippo.runtime import HARD_CAP, find_repo_root, index_dir, log, reply, spawn_detached
 from hippo.service import client
 
@@ -92,7 +93,7 @@ def _rules(root: Path) -> str:
 def _git(root: Path, *args: str, timeout: float = 3.0) -> str:
     try:
         res = subprocess.run(["git", "-C", str(root), *args], capture_output=True, timeout=timeout,
-                             env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"})
+                             env=git_env())
     except (OSError, subprocess.SubprocessError):
         return ""
     return res.stdout.decode("utf-8", "replace") if res.returncode == 0 else ""
