@@ -56,14 +56,7 @@ def candidates(c: Corpus) -> list[dict]:
 
 def test_targets(c: Corpus, tests: list[str], work: Path) -> list[str]:
     """The changed test files that are runnable test modules (not fixtures, snapshots, typings)."""
-    keep = []
-    for t in tests:
-        name = t.rsplit("/", 1)[-1]
-        if c.language == "python" and re.fullmatch(r"test_\w+\.py|\w+_test\.py", name) and (work / t).exists():
-            keep.append(t)
-        if c.language == "javascript" and re.search(r"\.test\.[cm]?js$", name) and (work / t).exists():
-            keep.append(t)
-    return keep
+    return [t for t in tests if c.is_runnable(t) and (work / t).exists()]
 
 
 def uses_new_api(output: str) -> bool:
@@ -80,7 +73,7 @@ def try_case(c: Corpus, cand: dict, log=print) -> dict | None:
     targets = test_targets(c, cand["tests"], work)
     if not targets:
         return None
-    command = c.command.format(tests=" ".join(targets))
+    command = c.command_for(work, targets)
     t = time.perf_counter()
     code, out = run_command(work, command, c.env_bin())
     before_s = time.perf_counter() - t
