@@ -5,9 +5,8 @@ from __future__ import annotations
 import subprocess
 
 import pytest
-from bench.realfail import callees, corpora, tables, workspace
+from bench.realfail import callees, corpora, scoring, tables, workspace
 from bench.realfail import gold as goldmod
-from bench.realfail import scoring
 from bench.realfail.mutate import apply_mutation, candidates, line_sha, mutated_line
 from bench.realfail.run import evaluate_case, finish_bm25, finish_callees, summarise
 from bench.realfail.workspace import ROOT_TOKEN, claude_error, normalise, restore
