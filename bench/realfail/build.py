@@ -109,15 +109,22 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--per-repo", type=int, default=16, help="stop a corpus after this many cases")
     ap.add_argument("--max-tries", type=int, default=60, help="candidate commits tried per corpus")
     ap.add_argument("--out", type=Path, default=None, help="default: cases/fixes-<name>.jsonl per corpus")
+    ap.add_argument("--extend", action="store_true",
+                    help="keep the cases already in the output file and try only commits not among them")
     args = ap.parse_args(argv)
     for c in CORPORA:
         if args.repo and c.repo not in args.repo:
             continue
         out = args.out or CASES / f"fixes-{c.repo.split('/')[1]}.jsonl"
         kept: list[dict] = []
+        if args.extend and out.exists():
+            kept = [json.loads(line) for line in out.read_text().splitlines() if line.strip()]
+        known = {k["fix_commit"] for k in kept}
         cands = candidates(c)
-        print(f"[build] {c.repo}: {len(cands)} candidate fix commits", flush=True)
+        print(f"[build] {c.repo}: {len(cands)} candidate fix commits, {len(kept)} cases kept", flush=True)
         for cand in cands[: args.max_tries]:
+            if cand["fix"] in known or len(kept) >= args.per_repo:
+                continue
             try:
                 case = try_case(c, cand, log=lambda m: print(m, flush=True))
             except Exception as exc:  # a commit whose tests cannot even be set up is not a case

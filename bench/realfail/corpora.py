@@ -19,8 +19,9 @@ PY_TOOLS = ["pytest==9.2.0", "freezegun==1.5.5", "pytest-benchmark==5.3.1", "hyp
 NODE_TOOLS = ["jest@29.7.0", "ts-jest@29.2.5", "typescript@5.6.3", "@types/jest@29.5.14", "mocha@10.8.2",
               "vitest@3.2.4", "argparse@2.0.1", "fill-range@7.1.1", "ajv@8.17.1", "ajv-formats@3.0.1",
               "fast-uri@3.0.6", "json-schema-ref-resolver@2.0.1", "rfdc@1.4.1", "@fastify/merge-json-schemas@0.2.1",
-              "fast-deep-equal@3.1.3", "fast-querystring@1.1.2", "safe-regex2@5.0.0", "proxyquire@2.1.3"]
-ENV_STAMP = "3"  # bump when a tool list changes: the cached environment is rebuilt
+              "fast-deep-equal@3.1.3", "fast-querystring@1.1.2", "safe-regex2@5.0.0", "proxyquire@2.1.3",
+              "@borderless/ts-scripts@0.15.0"]
+ENV_STAMP = "4"  # bump when a tool list changes: the cached environment is rebuilt
 
 # The command each runner takes, with {tests} standing for the test files of one case.
 RUNNERS = {

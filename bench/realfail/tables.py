@@ -66,3 +66,37 @@ def render(records: list[dict]) -> str:
     if any(r["kind"] == "mutation" for r in records):
         parts += ["", "Mutants per repository:", "", *repo_table(records, "mutation")]
     return "\n".join(parts) + "\n"
+
+
+def corpus_table(cases: list[dict], split_of) -> str:
+    """The corpus table of docs/benchmarks.md: per repository its language, runners and case counts."""
+    from bench.realfail.corpora import CORPORA
+
+    rows = {c.repo: {"lang": "Python" if c.language == "python" else "JS/TS", "runners": set(), "fix": 0,
+                     "mutation": 0, "env": 0, "held": 0} for c in CORPORA}
+    for c in cases:
+        r = rows.setdefault(c["repo"], {"lang": c["language"], "runners": set(), "fix": 0, "mutation": 0, "env": 0,
+                                        "held": 0})
+        r[c["kind"]] += 1
+        if c["kind"] == "fix":
+            r["runners"].add(runner_of(c["command"]))
+            r["held"] += split_of(c["id"]) == "heldout"
+    out = ["| repo | language | runner | fix cases (held-out) | mutants | environment cases |",
+           "|---|---|---|---|---|---|"]
+    tot = {"fix": 0, "mutation": 0, "env": 0, "held": 0}
+    for repo, r in rows.items():
+        if not (r["fix"] or r["mutation"]):
+            continue
+        out.append(f"| {repo} | {r['lang']} | {', '.join(sorted(r['runners']))} | {r['fix']} ({r['held']}) | "
+                   f"{r['mutation'] or ''} | {r['env'] or ''} |")
+        for k in tot:
+            tot[k] += r[k]
+    repos = sum(1 for r in rows.values() if r["fix"])
+    out.append(f"| **{repos} repositories** | | | **{tot['fix']} ({tot['held']})** | {tot['mutation']} | {tot['env']} |")
+    return "\n".join(out) + "\n"
+
+
+if __name__ == "__main__":
+    from bench.realfail.run import load_cases, split_of
+
+    print(corpus_table(load_cases(), split_of))
