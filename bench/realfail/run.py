@@ -284,12 +284,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--split", choices=["tune", "heldout"],
                     help="a fixed third of the cases (by a hash of the id) is held out from tuning: run one part")
     ap.add_argument("--out", type=Path, default=RESULTS)
-    ap.add_argument("--report", type=Path, help="only re-summarise a results JSON (no trees, no hook)")
+    ap.add_argument("--report", type=Path, nargs="+",
+                    help="only re-summarise results JSON files (no trees, no hook); several are merged, later "
+                         "files replacing a case id an earlier one has")
     args = ap.parse_args(argv)
     if args.report:
-        doc = json.loads(args.report.read_text())
-        print(render(summarise(doc["cases"]), doc["meta"]))
-        print(tables.render(doc["cases"]))
+        docs = [json.loads(p.read_text()) for p in args.report]
+        merged = {r["id"]: r for d in docs for r in d["cases"]}
+        records = list(merged.values())
+        meta = {**docs[-1]["meta"], "cases": len(records),
+                "counts": {k: sum(1 for r in records if r["kind"] == k) for k in ("fix", "mutation", "env")},
+                "seconds": sum(d["meta"]["seconds"] for d in docs)}
+        print(render(summarise(records), meta))
+        print(tables.render(records))
         return 0
     from hippo.embedding import load_embedder
     from hippo.indexer import index_repo
