@@ -27,6 +27,7 @@ _NOT_CALLEES = {
     "toEqual", "toStrictEqual", "equal", "deepEqual", "strictEqual", "deepStrictEqual", "ok", "assertEqual",
     "assertTrue", "assertFalse", "assertRaises", "assertIs", "assertIsNone", "assertIn", "plan", "throws",
 }
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _PY_TEST_ID = re.compile(r"(?:^|\s)([\w./-]+\.py)::(?:\w+::)*(\w+)")
 _UNITTEST_ID = re.compile(r"^(?:FAIL|ERROR): (\w+) \(")
 _JS_TITLE = re.compile(r"^\s*(?:●|\d+\)|not ok \d+ -|✖|×|FAIL\s.*>)\s*(.+?)\s*$")
@@ -47,6 +48,7 @@ def _js_def(name: str) -> re.Pattern:
 def test_body(error: str, root: Path, docs: dict[str, list[str]], test_files: list[str], is_test,
               cwd: Path | None = None) -> tuple[str, int, int] | None:
     """(test file, first line, last line) of the failing test's body, or None."""
+    error = _ANSI.sub("", error)  # a person reads the text, not the colour codes
     for path, line in frames(error, root, cwd):
         if path in docs and is_test(path):
             funcs = goldmod.enclosing(goldmod.functions("\n".join(docs[path]), path), line, line)
