@@ -67,12 +67,12 @@ def hippo_in_process(args: list[str], cwd: Path | str | None = None, env: Mappin
 
     For tests whose point is what a command answers, not the process boundary: a `python -m hippo`
     subprocess pays interpreter start plus `import lancedb` (seconds on a busy machine) on every call.
-    Hooks go through `hippo.hooks.main.run` (the same function the entry point calls, minus its final
+    Hooks go through `hippo.surfaces.hooks.main.run` (the same function the entry point calls, minus its final
     `os._exit`); other commands through click's runner. An uncaught exception is re-raised, so a test
     that asserts "no traceback" fails with the real one.
     """
     if args[:1] == ["hook"]:
-        from hippo.hooks.main import MAX_STDIN, run
+        from hippo.surfaces.hooks.main import MAX_STDIN, run
 
         out = io.StringIO()
         with _environ(env), _cwd(cwd), contextlib.redirect_stdout(out):
@@ -80,7 +80,7 @@ def hippo_in_process(args: list[str], cwd: Path | str | None = None, env: Mappin
         return subprocess.CompletedProcess(args, code, out.getvalue().encode("utf-8"), b"")
     from click.testing import CliRunner
 
-    from hippo.cli import cli
+    from hippo.surfaces.cli import cli
 
     with _environ(env), _cwd(cwd):
         result = CliRunner().invoke(cli, args, input=stdin, prog_name="hippo")

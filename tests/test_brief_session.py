@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 import re
 
-from hippo import session_state
-from hippo.service import client
+from hippo.push import session_state
+from hippo.surfaces.service import client
 from repo_helpers import git
 from test_hooks import run_hook
 from test_hooks_warm import _error, _payload, warm_server  # noqa: F401  (fixture)

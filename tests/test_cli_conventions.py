@@ -14,7 +14,7 @@ import click
 import pytest
 
 from helpers_index import sample_repo
-from hippo import cli
+from hippo.surfaces import cli
 from repo_helpers import hippo_in_process
 
 FAKE = {"HIPPO_MODEL": "fake", "HIPPO_NO_BACKGROUND_INDEX": "1"}
@@ -132,7 +132,8 @@ def test_ctrl_c_exits_130_and_sigterm_143(tmp_path: Path) -> None:
 
 DRIVER = """
 import os, signal, sys
-from hippo import cli, store
+from hippo.surfaces import cli
+from hippo.index import store
 sig, at = getattr(signal, sys.argv[1]), sys.argv[2]
 orig = getattr(store.Store, at)
 def interrupt(self, *a, **kw):
@@ -211,8 +212,8 @@ def test_skip_summary_wording() -> None:
 
 
 def test_repeated_full_runs_do_not_grow_the_index(tmp_path: Path) -> None:
-    from hippo.state import load_state
-    from hippo.store import Store
+    from hippo.index.state import load_state
+    from hippo.index.store import Store
 
     root = sample_repo(tmp_path)
     measured = []

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from hippo.config import load_settings
-from hippo.embedding.fake import FakeEmbedder
-from hippo.indexer import RACY_NS, embed_text, index_repo
-from hippo.state import load_state, save_state
+from hippo.core.config import load_settings
+from hippo.index.embedding.fake import FakeEmbedder
+from hippo.index.indexer import RACY_NS, embed_text, index_repo
+from hippo.index.state import load_state, save_state
 from repo_helpers import git, write_files
 
 # Small distinct units; files are built from them so content recurs across files and branches.
@@ -29,7 +29,7 @@ def py(*units: int) -> str:
 
 
 def index_rows(index_dir: Path) -> list[dict]:
-    from hippo.store import Store
+    from hippo.index.store import Store
 
     state = load_state(index_dir)
     assert state is not None, "no state.json"
@@ -275,8 +275,8 @@ class Boom(RuntimeError):
 
 def test_crash_mid_keyword_phase_resumes_and_sweeps_orphans(repo, monkeypatch):
     """A run dies right after a batch was committed but before state.json recorded it."""
-    import hippo.indexer as indexer_mod
-    from hippo.store import Store
+    import hippo.index.indexer as indexer_mod
+    from hippo.index.store import Store
 
     emb = FakeEmbedder()
     index_repo(repo, embedder=emb)
@@ -302,7 +302,7 @@ def test_crash_mid_keyword_phase_resumes_and_sweeps_orphans(repo, monkeypatch):
 
 
 def test_crash_mid_vector_phase_resumes_without_reembedding(repo, monkeypatch):
-    from hippo.store import Store
+    from hippo.index.store import Store
 
     emb = FakeEmbedder()
     index_repo(repo, embedder=emb, vectors=False)  # keyword phase only
@@ -326,8 +326,8 @@ def test_crash_mid_vector_phase_resumes_without_reembedding(repo, monkeypatch):
 
 
 def test_prune_all_only_when_no_reader(repo, monkeypatch):
-    import hippo.indexer as indexer_mod
-    from hippo.store import Store
+    import hippo.index.indexer as indexer_mod
+    from hippo.index.store import Store
 
     monkeypatch.setattr(indexer_mod, "OPTIMIZE_EVERY_RUNS", 1)
     emb = FakeEmbedder()
@@ -355,7 +355,7 @@ def test_prune_all_only_when_no_reader(repo, monkeypatch):
 
 
 def test_optimize_waits_for_enough_churn(repo):
-    from hippo.indexer import OPTIMIZE_EVERY_RUNS
+    from hippo.index.indexer import OPTIMIZE_EVERY_RUNS
 
     emb = FakeEmbedder()
     assert index_repo(repo, embedder=emb).optimized  # a first build ends compacted
@@ -395,7 +395,7 @@ def test_noop_opens_no_repo_file(repo, monkeypatch):
 
 
 def test_status_reports_commits_behind_and_dirty_files(repo):
-    from hippo.status import index_status
+    from hippo.index.status import index_status
 
     index_repo(repo, embedder=FakeEmbedder())
     info = index_status(repo)

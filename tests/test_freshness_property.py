@@ -15,8 +15,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hippo.embedding.fake import FakeEmbedder
-from hippo.indexer import index_repo
+from hippo.index.embedding.fake import FakeEmbedder
+from hippo.index.indexer import index_repo
 from repo_helpers import git
 from test_freshness import DOC, assert_fresh, py, settle
 

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from hippo import session_state
-from hippo.diagnosis.gate import pre_gate
-from hippo.diagnosis.signals import extract
-from hippo.hooks.session_start import sections, spec_files
+from hippo.push import session_state
+from hippo.push.diagnosis.gate import pre_gate
+from hippo.push.diagnosis.signals import extract
+from hippo.surfaces.hooks.session_start import sections, spec_files
 from repo_helpers import git
 
 ERRORS = Path(__file__).parent / "fixtures" / "errors"
@@ -93,7 +93,7 @@ def test_session_start_exact_shape_and_content(project):
 
 
 def test_session_start_short_reminder_when_rules_installed(project):
-    from hippo.init_rules import install_rules
+    from hippo.surfaces.init_rules import install_rules
 
     install_rules(project)
     payload = {"session_id": "s2", "transcript_path": "/t", "cwd": str(project),
@@ -168,7 +168,7 @@ def test_irrelevant_failure_outputs_nothing_and_loads_nothing_heavy(project, nam
     payload = failure_payload(project, real_error(name, project), command="pnpmx install")
     probe = (
         "import sys, io, json\n"
-        "from hippo.hooks.main import run\n"
+        "from hippo.surfaces.hooks.main import run\n"
         f"sys.stdout = io.StringIO(); run('tool-failure', {payload.encode()!r})\n"
         "out = sys.stdout.getvalue(); sys.stdout = sys.__stdout__\n"
         "heavy = sorted(m for m in ('lancedb', 'fastembed', 'pyarrow', 'numpy', 'click') if m in sys.modules)\n"

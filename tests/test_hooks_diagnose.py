@@ -10,8 +10,8 @@ from typing import ClassVar
 
 import pytest
 
-from hippo.diagnosis.pipeline import diagnose
-from hippo.results import Hit, SearchResponse
+from hippo.push.diagnosis.pipeline import diagnose
+from hippo.retrieval.results import Hit, SearchResponse
 
 ERRORS = Path(__file__).parent / "fixtures" / "errors"
 PROJECTS = ERRORS / "projects"
@@ -241,7 +241,7 @@ def test_budget_is_respected():
 
 
 def test_server_handle_roundtrip(tmp_path):
-    from hippo.service.server import QueryServer
+    from hippo.surfaces.service.server import QueryServer
 
     srv = QueryServer(tmp_path)
     srv._searcher = FakeSearcher()
@@ -257,7 +257,7 @@ def test_end_to_end_real_index(tmp_path):
 
     The index and the hook run in this process (`hippo_in_process`); test_hooks.py covers the hook process.
     """
-    pytest.importorskip("hippo.discovery")
+    pytest.importorskip("hippo.index.discovery")
     import shutil
     import subprocess
     import sys

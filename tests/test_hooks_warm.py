@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from hippo.runtime import find_repo_root
-from hippo.service import client
+from hippo.core.runtime import find_repo_root
+from hippo.surfaces.service import client
 from test_hooks_diagnose import PROJECTS, FakeSearcher
 
 ERRORS = Path(__file__).parent / "fixtures" / "errors"
@@ -29,7 +29,7 @@ def _payload(root: Path, error: str, session: str = "warm-1", cwd: Path | None =
 @pytest.fixture
 def warm_server(git_repo, monkeypatch):
     """A QueryServer on a real socket (in a thread) over a stand-in Searcher of the fixture projects."""
-    from hippo.service.server import QueryServer
+    from hippo.surfaces.service.server import QueryServer
 
     monkeypatch.delenv("HIPPO_INDEX_DIR", raising=False)
     root = git_repo({"README.md": "# r\n"}, name="warm").resolve()
@@ -129,7 +129,7 @@ def test_hook_process_uses_server_and_imports_little(warm_server):
     out = json.loads(proc.stdout)
     assert "<source_file>py/shop/" in out["hookSpecificOutput"]["additionalContext"]
     imported = {line.split("|")[-1].strip() for line in proc.stderr.decode().splitlines() if "|" in line}
-    for heavy in ("hippo.diagnosis.signals", "hippo.diagnosis.pipeline", "hippo.hooks.failure", "hippo.config", "hippo.render", "pathlib",
+    for heavy in ("hippo.push.diagnosis.signals", "hippo.push.diagnosis.pipeline", "hippo.surfaces.hooks.failure", "hippo.core.config", "hippo.retrieval.render", "pathlib",
                   "subprocess", "dataclasses", "lancedb", "numpy"):
         assert heavy not in imported, heavy
 
@@ -139,7 +139,7 @@ def indexed(tmp_path_factory):
     """The sample repo indexed with the fake embedder (keyword paths never touch the model)."""
     pytest.importorskip("lancedb")
     from helpers_index import sample_repo
-    from hippo.indexer import index_repo
+    from hippo.index.indexer import index_repo
 
     mp = pytest.MonkeyPatch()
     mp.setenv("HIPPO_MODEL", "fake")
@@ -150,8 +150,8 @@ def indexed(tmp_path_factory):
 
 
 def test_annotate_caches_git_dates_per_path_and_blob(indexed, monkeypatch):
-    from hippo import gitutil
-    from hippo.search import Searcher
+    from hippo.core import gitutil
+    from hippo.retrieval.search import Searcher
 
     calls: list[list[str]] = []
     real = gitutil.last_commit_dates
@@ -177,7 +177,7 @@ def test_annotate_caches_git_dates_per_path_and_blob(indexed, monkeypatch):
 
 
 def test_keyword_scan_is_cached_until_refresh(indexed):
-    from hippo.search import Searcher
+    from hippo.retrieval.search import Searcher
 
     s = Searcher(indexed)
     scans = []

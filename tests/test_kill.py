@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from hippo.state import load_state
+from hippo.index.state import load_state
 from repo_helpers import git
 from test_freshness import assert_fresh, index_rows
 
@@ -126,8 +126,8 @@ def test_sigkill_then_rerun_again_is_a_noop(tmp_path, seed):
         p = start_index(root)
         _, err = p.communicate(timeout=300)
         assert p.returncode == 0, err.decode()
-    from hippo.embedding.fake import FakeEmbedder
-    from hippo.indexer import index_repo
+    from hippo.index.embedding.fake import FakeEmbedder
+    from hippo.index.indexer import index_repo
 
     emb = FakeEmbedder()
     report = index_repo(root, embedder=emb)

@@ -12,8 +12,8 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 from helpers_index import sample_repo
-from hippo.errors import BadQueryError
-from hippo.mcp_server import INPUT_SCHEMA, INSTRUCTIONS, TOOL_NAME, parse_arguments
+from hippo.core.errors import BadQueryError
+from hippo.surfaces.mcp_server import INPUT_SCHEMA, INSTRUCTIONS, TOOL_NAME, parse_arguments
 
 # The tool schema of docs/plugin.md, verbatim in structure: four properties, only query required.
 SEED_PROPERTIES = {"query": "string", "keywords": "array", "file_pattern": "string",
@@ -48,8 +48,8 @@ def _text(result) -> str:
 
 @pytest.fixture(scope="module")
 def indexed_repo(tmp_path_factory):
-    from hippo.embedding.fake import FakeEmbedder
-    from hippo.indexer import index_repo
+    from hippo.index.embedding.fake import FakeEmbedder
+    from hippo.index.indexer import index_repo
 
     root = sample_repo(tmp_path_factory.mktemp("mcp"))
     index_repo(root, embedder=FakeEmbedder())
@@ -123,7 +123,7 @@ def test_missing_index_is_a_tool_error(tmp_path):
 
 
 def test_warm_searcher_is_reused_and_refreshed(indexed_repo):
-    from hippo.mcp_server import SearchService
+    from hippo.surfaces.mcp_server import SearchService
 
     made = []
 
@@ -137,7 +137,7 @@ def test_warm_searcher_is_reused_and_refreshed(indexed_repo):
             self.refreshed += 1
 
         def search(self, query, **kw):
-            from hippo.results import SearchResponse
+            from hippo.retrieval.results import SearchResponse
 
             self.calls.append((query, kw))
             return SearchResponse(query=query, meta={"total_hits": 0, "returned_hits": 0})

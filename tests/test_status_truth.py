@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from helpers_index import sample_repo
-from hippo.embedding.fake import FakeEmbedder
-from hippo.indexer import WriterLock, index_repo
-from hippo.search import Searcher
-from hippo.status import builder_pid, index_status
+from hippo.index.embedding.fake import FakeEmbedder
+from hippo.index.indexer import WriterLock, index_repo
+from hippo.index.status import builder_pid, index_status
+from hippo.retrieval.search import Searcher
 from repo_helpers import git
 from test_cli_conventions import _index_until_signal, hippo
 
