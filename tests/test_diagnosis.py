@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from hippo.core import pathkind
 from hippo.push.diagnosis import changes, runners
 from hippo.push.diagnosis.evidence import Evidence, LiveFiles, body_of, relocate
 from hippo.push.diagnosis.gate import pre_gate
@@ -109,10 +110,10 @@ def test_names_the_error_is_about(message, name, kind):
 
 
 def test_test_harness_and_docs_paths():
-    assert runners.is_test_path("tests/test_number.py") and runners.is_test_path("lib/x.test.ts")
-    assert runners.is_test_path("pkg/ledger_test.go") and not runners.is_test_path("src/humanize/number.py")
-    assert runners.is_doc_path("CHANGES.rst") and runners.is_doc_path("docs/api.md")
-    assert runners.is_doc_path("History.md") and not runners.is_doc_path("lib/history.js")
+    assert pathkind.is_test("tests/test_number.py") and pathkind.is_test("lib/x.test.ts")
+    assert pathkind.is_test("pkg/ledger_test.go") and not pathkind.is_test("src/humanize/number.py")
+    assert pathkind.reads_as_doc("CHANGES.rst") and pathkind.reads_as_doc("docs/api.md")
+    assert pathkind.reads_as_doc("History.md") and not pathkind.reads_as_doc("lib/history.js")
 
 
 def test_body_of_a_test_stops_at_the_next_test():

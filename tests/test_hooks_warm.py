@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from hippo.core.indexdir import index_location
 from hippo.core.runtime import find_repo_root
 from hippo.surfaces.service import client
 from test_hooks_diagnose import PROJECTS, FakeSearcher
@@ -76,12 +77,12 @@ def test_repo_root_matches_common(tmp_path):
 def test_quick_index_dir_honours_env_and_config(tmp_path, monkeypatch):
     monkeypatch.delenv("HIPPO_INDEX_DIR", raising=False)
     root = str(tmp_path)
-    assert client.quick_index_dir(root) == os.path.join(root, ".hippo")
+    assert index_location(root) == os.path.join(root, ".hippo")
     (tmp_path / "hippo.toml").write_text('[hippo]\nindex_dir = "idx-here"\n')
-    assert client.quick_index_dir(root) == os.path.join(root, ".hippo")  # a repo file cannot move the index
+    assert index_location(root) == os.path.join(root, ".hippo")  # a repo file cannot move the index
     (tmp_path / "hippo.toml").unlink()
     monkeypatch.setenv("HIPPO_INDEX_DIR", str(tmp_path / "elsewhere"))
-    assert client.quick_index_dir(root) == str(tmp_path / "elsewhere")
+    assert index_location(root) == str(tmp_path / "elsewhere")
 
 
 def test_socket_path_long_dirs_go_to_tmp(tmp_path):

@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 
 from helpers_index import sample_repo
+from hippo.core.indexdir import IndexDir
 from hippo.index.embedding.fake import FakeEmbedder
 from hippo.index.indexer import WriterLock, index_repo
-from hippo.index.status import builder_pid, index_status
+from hippo.index.status import index_status
 from hippo.retrieval.search import Searcher
 from repo_helpers import git
 from test_cli_conventions import _index_until_signal, hippo
@@ -60,14 +61,14 @@ def test_a_live_builder_is_named_with_its_pid(tmp_path: Path) -> None:
     root = sample_repo(tmp_path)
     index_repo(root, embedder=FakeEmbedder(), vectors=False)
     index_dir = root / ".hippo"
-    assert builder_pid(index_dir) is None
+    assert IndexDir(index_dir).writer_pid() is None
     with WriterLock(index_dir, 1.0):  # what a running `hippo index` holds (it writes its pid into the lock)
-        assert builder_pid(index_dir) == os.getpid()
+        assert IndexDir(index_dir).writer_pid() == os.getpid()
         info = index_status(root)
         assert f"being built (pid {os.getpid()})" in info["vectors"], info["vectors"]
         meta = Searcher(root, embedder=FakeEmbedder()).search("retry backoff").meta
         assert f"being built (pid {os.getpid()})" in meta["index_status"]
-    assert builder_pid(index_dir) is None  # released: nobody builds any more
+    assert IndexDir(index_dir).writer_pid() is None  # released: nobody builds any more
 
 
 def test_no_vectors_is_called_keyword_only(tmp_path: Path) -> None:

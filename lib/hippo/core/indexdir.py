@@ -9,6 +9,8 @@ every hook goes through here.
   or dies. `flock` on POSIX; on Windows `LockFileEx` on the file's handle (through msvcrt), which has the
   same exclusive/shared/fail-now modes.
 - `atomic_write(path, data)`: readers see the old file or the new one, never a part.
+- `IndexDir(path)`: every file hippo keeps in an index dir, named once, and the "is a writer / server
+  running?" probes written once.
 
 Module imports are os/stat/sys only (the rest is imported where used): the warm hook process imports this
 to find the index dir and keeps to json/os/sys.
@@ -25,6 +27,19 @@ if TYPE_CHECKING:
     from typing import IO
 
 DEFAULT_DIR = ".hippo"
+
+# The files of an index dir. Spelled here only: everything else asks an IndexDir for the path.
+STATE = "state.json"  # schema, model, indexed commit, per-file records
+DB = "db"  # the LanceDB database
+WRITER_LOCK = "lock"  # held by the one writer; holds its pid
+READERS_LOCK = "readers.lock"  # shared by open readers, so compaction only prunes everything when alone
+SERVER_LOCK = "server.lock"  # the warm server's singleton lock
+SERVER_SOCKET = "server.sock"
+LOG = "hippo.log"
+SESSIONS = "sessions"  # per-session hook state (dedupe)
+LAST_SESSION = "last_session.json"  # what changed since the last session
+TEAM = "team.json"  # which team base this index came from
+TABLESUMS = "tablesums.json"  # the writer's checksums of the table files
 NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)  # Windows has none (and no symlinks an unprivileged user makes)
 
 
@@ -45,12 +60,16 @@ def index_location(root: str, configured: str | None = None) -> str:
 
     `configured` is the `index_dir` setting; by default HIPPO_INDEX_DIR, which is where that setting comes
     from (a repository's own config may not move the index, see config.ENV_ONLY), so hooks need not load
-    settings to find the index. A relative value is taken under `root`.
+    settings to find the index. A relative value is taken under `root`. A configured value is spelled as
+    pathlib spells it, so a client and a server that holds a Path agree on the socket's name; the default
+    needs no pathlib (the warm hook process keeps to json/os/sys).
     """
     value = os.environ.get("HIPPO_INDEX_DIR", "") if configured is None else configured
     if value:
+        from pathlib import Path
+
         p = os.path.expanduser(value)
-        return p if os.path.isabs(p) else os.path.join(root, p)
+        return str(Path(p if os.path.isabs(p) else os.path.join(root, p)))
     return os.path.join(root, DEFAULT_DIR)
 
 
@@ -68,6 +87,64 @@ def create(index_dir: Path) -> None:
     ignore = index_dir / ".gitignore"
     if not ignore.exists():
         atomic_write(ignore, "# hippo's local index; safe to delete (`rm -rf .hippo`)\n*\n")
+
+
+class IndexDir:
+    """One index directory and the paths of its files. Paths come back as the type the directory was given:
+    a str for the warm hook process (no pathlib), a Path everywhere else."""
+
+    __slots__ = ("path",)
+
+    def __init__(self, path: Path | str) -> None:
+        self.path = path
+
+    def _at(self, name: str):
+        return os.path.join(self.path, name) if isinstance(self.path, str) else self.path / name
+
+    state = property(lambda self: self._at(STATE))
+    db = property(lambda self: self._at(DB))
+    writer_lock = property(lambda self: self._at(WRITER_LOCK))
+    readers_lock = property(lambda self: self._at(READERS_LOCK))
+    server_lock = property(lambda self: self._at(SERVER_LOCK))
+    server_socket = property(lambda self: self._at(SERVER_SOCKET))
+    log = property(lambda self: self._at(LOG))
+    sessions = property(lambda self: self._at(SESSIONS))
+    last_session = property(lambda self: self._at(LAST_SESSION))
+    team = property(lambda self: self._at(TEAM))
+    tablesums = property(lambda self: self._at(TABLESUMS))
+
+    def has_index(self) -> bool:
+        """A finished keyword phase has written state.json at least once."""
+        return os.path.isfile(self.state)
+
+    def writer_running(self) -> bool:
+        """Some process holds the writer lock: an index run (perhaps a rebuild) is under way."""
+        return held(self.writer_lock)
+
+    def writer_pid(self) -> int | None:
+        """The pid of the process holding the writer lock, None when nobody writes, 0 when unreadable.
+
+        A shared probe never blocks a writer for long (writers retry for seconds); the lock, not state.json,
+        is the truth: a killed run leaves "incomplete" in the state but the kernel drops its lock."""
+        try:
+            fh = os.fdopen(os.open(self.writer_lock, os.O_RDONLY | NOFOLLOW | getattr(os, "O_NONBLOCK", 0)), "r")
+        except OSError:
+            return None  # no lock file: no writer ever ran here
+        with fh:
+            try:
+                if try_lock(fh, shared=True):
+                    unlock(fh)
+                    return None
+            except OSError:
+                return None
+            try:
+                return int(fh.read(32).strip() or 0)
+            except (ValueError, UnicodeDecodeError):
+                return 0
+
+    def server_running(self) -> bool:
+        """Some process holds the warm server's singleton lock."""
+        return held(self.server_lock)
 
 
 # --- locks -----------------------------------------------------------------------------------------

@@ -27,9 +27,8 @@ import zlib
 from pathlib import Path
 
 from hippo.core.config import UnsafeIndexDir, check_index_dir
-from hippo.core.indexdir import atomic_write
+from hippo.core.indexdir import IndexDir, atomic_write
 
-SUMS = "tablesums.json"
 MARK = "damaged"
 FULL_BELOW = 1 << 20  # files up to 1 MB are summed whole; bigger ones by head and tail
 HEAD = 4096
@@ -115,7 +114,7 @@ def _db_id(db_dir: Path) -> list[int] | None:
 
 def _load(index_dir: Path) -> dict | None:
     try:
-        data = json.loads((index_dir / SUMS).read_text(encoding="utf-8"))
+        data = json.loads(IndexDir(index_dir).tablesums.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     if not isinstance(data, dict) or not isinstance(data.get("files"), dict):
@@ -133,7 +132,7 @@ def record(index_dir: Path) -> None:
     Files are immutable once written: an entry whose size and mtime did not change keeps its old CRC, so
     an incremental run sums only the files it added.
     """
-    db_dir = index_dir / "db"
+    db_dir = IndexDir(index_dir).db
     ident = _db_id(db_dir)
     if ident is None:
         forget(index_dir)
@@ -150,19 +149,19 @@ def record(index_dir: Path) -> None:
             files[rel] = [st.st_size, st.st_mtime_ns, _crc(db_dir / rel, st.st_size)]
         except OSError:
             continue
-    _write_json(index_dir / SUMS, {"db": ident, "recorded_at": time.time(), "files": files})
+    _write_json(IndexDir(index_dir).tablesums, {"db": ident, "recorded_at": time.time(), "files": files})
 
 
 def forget(index_dir: Path) -> None:
     try:
-        os.unlink(index_dir / SUMS)
+        os.unlink(IndexDir(index_dir).tablesums)
     except FileNotFoundError:
         pass
 
 
 def recorded(index_dir: Path) -> bool:
     data = _load(index_dir)
-    return data is not None and data.get("db") == _db_id(index_dir / "db")
+    return data is not None and data.get("db") == _db_id(IndexDir(index_dir).db)
 
 
 def probe(index_dir: Path) -> str | None:
@@ -172,7 +171,7 @@ def probe(index_dir: Path) -> str | None:
     another size or another CRC is.
     """
     data = _load(index_dir)
-    db_dir = index_dir / "db"
+    db_dir = IndexDir(index_dir).db
     if data is None or data.get("db") != _db_id(db_dir):
         return None
     for rel, entry in data["files"].items():

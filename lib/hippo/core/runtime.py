@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from hippo.core.indexdir import hippo_home
+from hippo.core.indexdir import IndexDir, hippo_home
 
 HARD_CAP = 9500  # Claude Code turns longer hook values into a 2 KB preview
 LOG_MAX_BYTES = 512 * 1024
@@ -49,7 +49,7 @@ def log(log_dir: Path | None, message: str, exc: BaseException | None = None) ->
     try:
         target_dir = log_dir if log_dir is not None and log_dir.is_dir() else hippo_home()
         target_dir.mkdir(parents=True, exist_ok=True)
-        path = target_dir / "hippo.log"
+        path = IndexDir(target_dir).log
         try:
             if path.stat().st_size > LOG_MAX_BYTES:
                 os.replace(path, target_dir / "hippo.log.1")
@@ -124,7 +124,7 @@ def spawn_detached(args: list[str], log_dir: Path, cwd: Path, env: dict | None =
 
     try:
         log_dir.mkdir(parents=True, exist_ok=True)
-        fd = os.open(log_dir / "hippo.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0),
+        fd = os.open(IndexDir(log_dir).log, os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0),
                      0o600)
         try:
             proc = subprocess.Popen(

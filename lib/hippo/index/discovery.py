@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from hippo.core import gitutil
+from hippo.core import gitutil, pathkind
 from hippo.core.config import Settings
 from hippo.core.repo_read import (
     IGNORE_FILE_BYTES,
@@ -43,12 +43,6 @@ LOCKFILES = frozenset({
     "cargo.lock", "gemfile.lock", "composer.lock", "go.sum", "uv.lock", "pipfile.lock",
     "bun.lockb", "bun.lock", "flake.lock", "mix.lock", "pubspec.lock", "podfile.lock",
     "packages.lock.json", "gradle.lockfile", "deno.lock", "package.resolved", "pdm.lock",
-})
-VENDORED_DIRS = frozenset({
-    "node_modules", "vendor", "dist", "build", "target", ".venv", "venv", "__pycache__",
-    "bower_components", "site-packages", ".tox", ".nox", ".mypy_cache", ".pytest_cache",
-    ".ruff_cache", ".gradle", ".next", ".nuxt", ".svelte-kit", ".terraform", "third_party",
-    ".eggs", "_build", ".cache", ".parcel-cache", "coverage", "htmlcov",
 })
 BINARY_EXTS = frozenset("""
 png jpg jpeg gif bmp ico icns webp tiff tif psd svgz heic avif raw
@@ -107,7 +101,7 @@ def _dir_reason(parent: str) -> str | None:
     parts = parent.split("/") if parent else []
     if any(p in NEVER_DESCEND for p in parts):
         return "ignored"
-    if any(p.lower() in VENDORED_DIRS or p.endswith(".egg-info") for p in parts):
+    if any(pathkind.is_vendored_dir(p) for p in parts):
         return "vendored"
     return None
 
@@ -277,7 +271,7 @@ def _walk(root: Path, disc: Discovery) -> list[str]:
                 continue
             if os.path.islink(os.path.join(dirpath, d)):
                 disc.skip("symlink", rel + "/")
-            elif d.lower() in VENDORED_DIRS or d.endswith(".egg-info"):
+            elif pathkind.is_vendored_dir(d):
                 disc.skip("vendored", rel + "/")  # pruned whole (node_modules can hold 100k files): counts once
             elif ignored(rel, True):
                 disc.skip("ignored", rel + "/")

@@ -30,6 +30,7 @@ from pathlib import Path
 from hippo.core import indexdir, integrity
 from hippo.core.config import Settings, load_settings
 from hippo.core.errors import DamagedIndexError, IndexLockedError
+from hippo.core.indexdir import IndexDir
 from hippo.core.integrity import refuse_planted
 from hippo.core.textutil import identifier_text
 from hippo.index.chunk import Chunk, chunk_id
@@ -91,7 +92,7 @@ class WriterLock:
     """One writer per index (an exclusive indexdir lock on `.hippo/lock`); readers never take it."""
 
     def __init__(self, index_dir: Path, wait_seconds: float) -> None:
-        self.path = index_dir / "lock"
+        self.path = IndexDir(index_dir).writer_lock
         self.wait = wait_seconds
         self.fh = None
 
@@ -176,7 +177,7 @@ def _table_damage(index_dir: Path, state: IndexState) -> str | None:
     if mark:
         return mark
     if state.chunk_count:
-        table = index_dir / "db" / "chunks.lance"
+        table = IndexDir(index_dir).db / "chunks.lance"
         for part in ("_versions", "data"):
             try:
                 if any((table / part).iterdir()):
@@ -392,7 +393,7 @@ class Indexer:
         return 1
 
     def _has_table(self) -> bool:
-        return (self.index_dir / "db").exists() and self._store().has_chunks()
+        return IndexDir(self.index_dir).db.exists() and self._store().has_chunks()
 
     # --- steps ---------------------------------------------------------------------------------
     def _store(self):
@@ -404,7 +405,7 @@ class Indexer:
 
     def _open_state(self, full: bool, report: IndexReport) -> IndexState:
         state = load_state(self.index_dir)
-        db_exists = (self.index_dir / "db").exists()
+        db_exists = IndexDir(self.index_dir).db.exists()
         usable = (state is not None and state.schema_version == SCHEMA_VERSION
                   and state.model_id == self.model_name and db_exists and not full)
         if usable:
@@ -416,7 +417,7 @@ class Indexer:
         # Model, schema or layout changed (or the user asked): rebuild cleanly instead of mixing.
         report.rebuilt = state is not None or db_exists
         integrity.forget(self.index_dir)
-        shutil.rmtree(self.index_dir / "db", ignore_errors=True)
+        shutil.rmtree(IndexDir(self.index_dir).db, ignore_errors=True)
         integrity.clear_mark(self.index_dir)
         emb = self.embedder()
         self._dim = emb.dim
@@ -597,11 +598,6 @@ def run_key(settings: Settings) -> str:
     return json.dumps({"settings": asdict(settings), "env": env}, sort_keys=True, default=str)
 
 
-def writer_busy(index_dir: Path) -> bool:
-    """True when some process holds the writer lock (an index run, perhaps a rebuild, is under way)."""
-    return indexdir.held(index_dir / "lock")
-
-
 def repair(root: Path, settings: Settings, damage: DamagedIndexError, *, wait: bool) -> IndexReport | None:
     """What every reader does with DamagedIndexError: mark the index damaged, then have it rebuilt.
 
@@ -616,6 +612,6 @@ def repair(root: Path, settings: Settings, damage: DamagedIndexError, *, wait: b
     report = None
     if wait:
         report = Indexer(root, settings).run(vectors=False)
-    if os.environ.get("HIPPO_NO_BACKGROUND_INDEX") != "1" and not writer_busy(index_dir):
+    if os.environ.get("HIPPO_NO_BACKGROUND_INDEX") != "1" and not IndexDir(index_dir).writer_running():
         spawn_detached(["index", "--quiet"], index_dir, root)
     return report

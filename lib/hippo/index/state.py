@@ -10,7 +10,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hippo.core.indexdir import atomic_write
+from hippo.core.indexdir import IndexDir, atomic_write
 
 SCHEMA_VERSION = 1
 
@@ -65,7 +65,7 @@ class IndexState:
 
 
 def state_path(index_dir: Path) -> Path:
-    return index_dir / "state.json"
+    return IndexDir(index_dir).state
 
 
 def load_state(index_dir: Path) -> IndexState | None:

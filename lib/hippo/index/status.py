@@ -11,6 +11,7 @@ from pathlib import Path
 
 from hippo.core import gitutil
 from hippo.core.config import load_settings
+from hippo.core.indexdir import IndexDir
 from hippo.index.state import load_state
 
 
@@ -25,31 +26,6 @@ def _dir_size(path: Path) -> int:
     return total
 
 
-def builder_pid(index_dir: Path) -> int | None:
-    """The pid of the `hippo index` holding the writer lock right now, or None when nobody builds.
-
-    The lock (see indexer.WriterLock) is the truth, not state.json: a run stopped by Ctrl-C, SIGTERM or
-    kill -9 leaves "incomplete" in the state, but the kernel drops its flock with the process. A shared
-    probe never blocks a writer for long: writers retry for seconds. Returns 0 when the holder's pid is
-    unreadable.
-    """
-    from hippo.core import indexdir
-
-    try:
-        fh = os.fdopen(os.open(index_dir / "lock", os.O_RDONLY | indexdir.NOFOLLOW | getattr(os, "O_NONBLOCK", 0)), "r")
-    except OSError:
-        return None  # no lock file: no writer ever ran here
-    with fh:
-        try:
-            if indexdir.try_lock(fh, shared=True):
-                indexdir.unlock(fh)
-                return None
-        except OSError:
-            return None
-        try:
-            return int(fh.read(32).strip() or 0)
-        except (ValueError, UnicodeDecodeError):
-            return 0
 
 
 def _who(pid: int) -> str:
@@ -61,7 +37,7 @@ def vectors_note(index_dir: Path, state, embedded: int | None = None, total: int
     if state.vectors_complete:
         return "complete"
     pct = f"{100 * embedded // total}% built" if embedded is not None and total else "not complete"
-    pid = builder_pid(index_dir)
+    pid = IndexDir(index_dir).writer_pid()
     if pid is not None:
         return f"vectors {pct}, being built ({_who(pid)}); keyword search works"
     if state.vectors_skipped:
@@ -73,7 +49,7 @@ def build_note(index_dir: Path, state) -> str | None:
     """Says so when the last run did not finish: being built right now, or interrupted and resumable."""
     if state.complete:
         return None
-    pid = builder_pid(index_dir)
+    pid = IndexDir(index_dir).writer_pid()
     if pid is not None:
         return f"being built right now ({_who(pid)}): {len(state.files)} files indexed so far"
     return (f"the last `hippo index` was interrupted after {len(state.files)} files; run `hippo index` to "
@@ -139,7 +115,7 @@ def freshness(root: Path, indexed_commit: str | None, pending: dict[str, int] | 
 
 def _embedded_counts(index_dir: Path, state) -> tuple[int | None, int | None]:
     """(embedded rows, all rows) when vectors are incomplete; (None, None) if the table cannot say."""
-    if state.vectors_complete or not state.chunk_count or not (index_dir / "db").is_dir():
+    if state.vectors_complete or not state.chunk_count or not IndexDir(index_dir).db.is_dir():
         return None, None
     try:
         from hippo.index.store import Filter, Store
@@ -170,7 +146,7 @@ def index_status(root: Path) -> dict:
         "indexed_commit": state.indexed_commit, "branch": state.branch,
         "behind": freshness(root, state.indexed_commit, pending, build_note(index_dir, state)),
         "pending": pending,
-        "builder_pid": builder_pid(index_dir),
+        "builder_pid": IndexDir(index_dir).writer_pid(),
         "vectors": vectors_note(index_dir, state, *_embedded_counts(index_dir, state)),
         "complete": state.complete,
         "size_mb": round(_dir_size(index_dir) / 1e6, 1),

@@ -39,10 +39,11 @@ import numpy as np  # noqa: E402
 import pyarrow as pa  # noqa: E402
 import pyarrow.compute as pc  # noqa: E402
 
+from hippo.core.indexdir import IndexDir
+
 CHUNKS = "chunks"
 VECTORS = "vectors"
 KEEP_OLD_VERSIONS = timedelta(minutes=2)  # readers may still hold a version this old; never prune at 0
-READERS_LOCK = "readers.lock"
 VECTOR_INDEX_MIN_ROWS = int(os.environ.get("HIPPO_VECTOR_INDEX_MIN_ROWS", "30000"))
 MARK_WAIT = 10.0  # longest a reader waits for a prune-everything optimize (about 0.5 s at 10k rows)
 
@@ -150,7 +151,7 @@ class ReaderMark:
     """
 
     def __init__(self, index_dir: Path) -> None:
-        self.path = index_dir / READERS_LOCK
+        self.path = IndexDir(index_dir).readers_lock
         self.fh: IO[str] | None = None
 
     def take(self, wait: float = 0.0) -> bool:
@@ -179,7 +180,7 @@ class ReaderMark:
 def no_readers(index_dir: Path):
     """An open file holding the exclusive readers lock when no reader is marked, else None."""
     try:
-        fh = indexdir.open_lock(index_dir / READERS_LOCK)
+        fh = indexdir.open_lock(IndexDir(index_dir).readers_lock)
     except OSError:
         return None
     try:
@@ -266,7 +267,7 @@ class Store:
         if self.reader_mark is not None:
             self.reader_mark.take(MARK_WAIT)  # before opening any version
         kw: dict[str, Any] = {"read_consistency_interval": timedelta(0)} if fresh_reads else {}
-        self.db = lancedb.connect(str(self.index_dir / "db"), **kw)
+        self.db = lancedb.connect(str(IndexDir(self.index_dir).db), **kw)
         self._chunks = None
         self._vectors = None
         self._checked: object = None  # the table versions a full read last found intact
@@ -334,7 +335,7 @@ class Store:
         Costs one scan (~0.1 s per 10k chunks), so it runs only after a failure, and an intact verdict is
         remembered per table version.
         """
-        db_dir = self.index_dir / "db"
+        db_dir = IndexDir(self.index_dir).db
         with _quiet_fd2():
             try:
                 db = lancedb.connect(str(db_dir))

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from hippo.core.indexdir import atomic_write
+from hippo.core.indexdir import IndexDir, atomic_write
 
 MAX_AGE_S = 3 * 24 * 3600
 _SAFE_ID = re.compile(r"[^A-Za-z0-9_.-]")
@@ -21,7 +21,7 @@ def _path(index_dir: Path, session_id: str) -> Path | None:
     sid = _SAFE_ID.sub("_", session_id or "")[:120]
     if not sid.strip("._"):
         return None
-    return index_dir / "sessions" / f"{sid}.json"
+    return IndexDir(index_dir).sessions / f"{sid}.json"
 
 
 def load(index_dir: Path, session_id: str) -> dict[str, Any]:
@@ -57,7 +57,7 @@ def prune(index_dir: Path, max_age_s: float = MAX_AGE_S, now: float | None = Non
     now = time.time() if now is None else now
     removed = 0
     try:
-        entries = list((index_dir / "sessions").iterdir())
+        entries = list(IndexDir(index_dir).sessions.iterdir())
     except OSError:
         return 0
     for f in entries:

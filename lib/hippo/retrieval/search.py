@@ -15,8 +15,10 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
+from hippo.core import pathkind
 from hippo.core.config import Settings, load_settings
 from hippo.core.errors import BadQueryError, DamagedIndexError, NoIndexError
+from hippo.core.indexdir import IndexDir
 from hippo.core.textutil import query_terms, text_terms
 from hippo.index.state import IndexState, load_state
 from hippo.retrieval import pasted
@@ -35,21 +37,12 @@ RANK_W = 0.45  # final score = RANK_W * fused rank + (1 - RANK_W) * confidence (
 MAX_QUERY_CHARS = 2000
 TRUNCATION_MARK = "// ... (content truncated)"
 MIN_CONFIDENCE = 0.32  # below this for every hit: say "no high-confidence results"
-LOW_SIGNAL_PATHS = re.compile(
-    r"(^|/)(tests?|__tests__|spec|specs|fixtures?|testdata|vendor|third_party|node_modules|generated|examples?)/"
-    r"|(^|/)(test_[^/]*|[^/]*_test\.[a-z]+|[^/]*\.(test|spec)\.[a-z]+|conftest\.py)$",
-    re.IGNORECASE,
-)
 WANTS_CODE = re.compile(r"\b(change|alter|modify|fix|implement\w*|refactor|edit|patch|rewrite|function|method|"
                         r"class|defined?|definition|raised?|throws?)\b", re.IGNORECASE)
 DOC_LANGUAGES = frozenset({"markdown", "rst", "text"})
 ASKS_FOR_TESTS = re.compile(r"\b(tests?|spec|fixtures?|vendor|example|mock|pytest|jest)\b", re.IGNORECASE)
-# Release notes repeat every feature's words; they answer "what changed", never "where is it done".
-CHANGELOG_PATHS = re.compile(r"(^|/)(change[s_-]?log|changes|history|news|release[s_-]?notes?|releases)"
-                             r"(\.[a-z0-9]+)?$", re.IGNORECASE)
 ASKS_FOR_CHANGELOG = re.compile(r"\b(change[ _-]?log|release[ _-]?notes?|news|history|what('s| has)? changed|"
                                 r"changes? (in|since|for) (v(ersion)?\s*)?\d)", re.IGNORECASE)
-DOC_PATHS = re.compile(r"(^|/)(docs?|documentation|site|website|guides?)/", re.IGNORECASE)
 ASKS_FOR_DOCS = re.compile(r"\b(docs?|documentation|documented|documents?|readme|guide|tutorial|manual|explain\w*|"
                            r"describe[sd]?)\b", re.IGNORECASE)
 # A request to change code (a commit subject, an issue title) starts with the change: "Add ...", "fix(http):
@@ -96,7 +89,7 @@ class StateWatch:
     """
 
     def __init__(self, index_dir: Path) -> None:
-        self.path = Path(index_dir) / "state.json"
+        self.path = IndexDir(Path(index_dir)).state
         self.seen = self.stamp()
 
     def stamp(self) -> float | None:
@@ -141,7 +134,7 @@ class Searcher:
 
     def _load_state(self) -> IndexState:
         state = load_state(self.index_dir)
-        if state is None or not (self.index_dir / "db").exists():
+        if state is None or not IndexDir(self.index_dir).db.exists():
             raise NoIndexError()
         return state
 
@@ -322,15 +315,15 @@ class Searcher:
             if n_phr:
                 conf = max(conf, min(1.0, 0.45 + 0.15 * n_phr))
             final = RANK_W * (c.rrf / best_rrf) + (1 - RANK_W) * conf + 0.1 * kw_cov + 0.25 * min(n_phr, 3) / 3
-            is_doc = r.get("language") in DOC_LANGUAGES or bool(DOC_PATHS.search(r["path"]))
+            is_doc = r.get("language") in DOC_LANGUAGES or pathkind.is_doc(r["path"])
             if change_request and is_doc:
                 final *= DOC_WEIGHT_FOR_CHANGES
             elif wants_code and is_doc:
                 final *= 0.8  # "where do I change X" asks for code, not the page documenting X
-            if not wants_changelog and CHANGELOG_PATHS.search(r["path"]):
+            if not wants_changelog and pathkind.is_changelog(r["path"]):
                 final *= 0.5
                 conf *= 0.7
-            if not wants_tests and LOW_SIGNAL_PATHS.search(r["path"]):
+            if not wants_tests and pathkind.is_low_signal(r["path"]):
                 final *= 0.6
                 conf *= 0.8
             c.conf, c.final = conf, final

@@ -37,12 +37,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
+from hippo.core import indexdir
 from hippo.core.config import Settings
 from hippo.core.errors import HippoError
+from hippo.core.indexdir import IndexDir
 
 FORMAT = 1
 MANIFEST = "manifest.json"
-TEAM_FILE = "team.json"  # in the local index dir: which base this index came from, last remote check
 WALK_DEPTH = 64  # how many first-parent ancestors of HEAD may serve as a base
 CHECK_TTL = 600.0  # seconds: with an unchanged HEAD, do not ask the remote again before this
 DOWNLOAD_PREFIX = ".base-download-"
@@ -154,7 +155,7 @@ class Manifest:
             m = cls(**{k: raw[k] for k in cls.__dataclass_fields__ if k in raw})
         except (ValueError, TypeError, KeyError):
             return None
-        ok = (m.format == FORMAT and isinstance(m.files, dict) and "state.json" in m.files
+        ok = (m.format == FORMAT and isinstance(m.files, dict) and indexdir.STATE in m.files
               and isinstance(m.commit, str) and len(m.commit) >= 7 and m.publish_id
               and "/" not in m.publish_id and ".." not in m.publish_id
               and all(isinstance(v, int) and _safe_rel(k) for k, v in m.files.items()))
@@ -267,14 +268,14 @@ def publish(root: Path, settings: Settings, *, embedder=None, allow_dirty: bool 
             raise HippoError("The local index is not complete for HEAD; run `hippo index` and try again.")
         import pyarrow.fs as pafs
 
-        local_db = indexer.index_dir / "db"
+        local_db = IndexDir(indexer.index_dir).db
         try:
             fs.create_dir(snap, recursive=True)
             pafs.copy_files(str(local_db), f"{snap}/db", source_filesystem=pafs.LocalFileSystem(),
                             destination_filesystem=fs)
-            _write(fs, f"{snap}/state.json", (indexer.index_dir / "state.json").read_bytes())
+            _write(fs, f"{snap}/{indexdir.STATE}", IndexDir(indexer.index_dir).state.read_bytes())
             local = {f"db/{k}": v for k, v in _list_sizes(pafs.LocalFileSystem(), str(local_db)).items()}
-            local["state.json"] = (indexer.index_dir / "state.json").stat().st_size
+            local[indexdir.STATE] = IndexDir(indexer.index_dir).state.stat().st_size
             remote = _list_sizes(fs, snap)
         except OSError as exc:
             raise RemoteError(f"upload to {loc.uri} failed: {exc}") from exc
@@ -327,7 +328,7 @@ class SyncResult:
 
 
 def _team_file(index_dir: Path) -> Path:
-    return index_dir / TEAM_FILE
+    return IndexDir(index_dir).team
 
 
 def load_team(index_dir: Path) -> dict:
@@ -489,12 +490,12 @@ def _seed(root: Path, settings: Settings, loc: Location, fs, base: Manifest) -> 
             team = load_team(index_dir)
             team["seeding"] = base.commit  # a kill inside the swap is redone by the next sync
             _save_team(index_dir, team)
-            old = index_dir / "db"
+            old = IndexDir(index_dir).db
             trash = tmp / "old-db"
             if old.exists():
                 os.replace(old, trash)
-            os.replace(tmp / "db", old)
-            os.replace(tmp / "state.json", index_dir / "state.json")
+            os.replace(IndexDir(tmp).db, old)
+            os.replace(IndexDir(tmp).state, IndexDir(index_dir).state)
             team.pop("seeding", None)
             _save_team(index_dir, team)
         return sum(base.files.values())

@@ -18,6 +18,7 @@ from typing import Any
 
 from hippo import __version__
 from hippo.core.errors import BadQueryError, DamagedIndexError, HippoError, NoIndexError
+from hippo.core.indexdir import IndexDir
 
 TOOL_NAME = "search_codebase"
 
@@ -146,7 +147,7 @@ class SearchService:
                 from hippo.surfaces.service import client
 
                 idx = self.local.index_dir
-                if (idx / "state.json").is_file():
+                if IndexDir(idx).has_index():
                     client.start_server(self.root, idx)
             else:
                 self.local.warm()

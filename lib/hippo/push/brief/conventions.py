@@ -15,6 +15,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from hippo.core import pathkind
+from hippo.core.repo_read import NEVER_DESCEND
 from hippo.push.brief.repo import Repo, redact
 
 try:
@@ -28,8 +30,6 @@ SECTION_CHARS = 700
 SKIP_NAMES = re.compile(r"(^|/)(CLAUDE(\.local)?\.md|AGENTS\.md|CHANGELOG[^/]*|HISTORY[^/]*|LICENSE[^/]*|"
                         r"CODE_OF_CONDUCT[^/]*|CONDUCT[^/]*|SECURITY[^/]*|FUNDING[^/]*|SUPPORT[^/]*|"
                         r"PULL_REQUEST_TEMPLATE[^/]*|ISSUE_TEMPLATE[^/]*|AUTHORS[^/]*|MAINTAINERS[^/]*)$", re.I)
-PRUNE_DIRS = {".git", ".hippo", "node_modules", ".venv", "venv", "vendor", "target", "dist", "build",
-              "__pycache__", ".tox", ".mypy_cache", ".pytest_cache", "site-packages"}
 DOC_EXT = (".md", ".markdown", ".rst", ".txt", ".adoc")
 STRONG_HEADING = re.compile(r"\b(style|tests?\b|testing|lint|format(ting)?\b|naming|docstring|typing|type hint|conventions?|"
                             r"architect|layout|structure|design|principle|guideline)", re.I)
@@ -92,7 +92,7 @@ def spec_files(root: Path, globs: tuple[str, ...] | list[str]) -> list[str]:
     combined = re.compile("|".join(f"(?:{p.pattern})" for p in pats), re.I) if pats else None
     out: list[str] = []
     for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d not in PRUNE_DIRS and not d.startswith(".") or d in (".github",))
+        dirnames[:] = sorted(d for d in dirnames if d not in NEVER_DESCEND and not pathkind.is_vendored_dir(d) and not d.startswith(".") or d in (".github",))
         rel_dir = os.path.relpath(dirpath, root).replace(os.sep, "/")
         depth = 0 if rel_dir == "." else rel_dir.count("/") + 1
         if depth > 4:

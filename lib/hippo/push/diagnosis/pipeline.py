@@ -21,6 +21,7 @@ import time
 from datetime import date
 from pathlib import Path
 
+from hippo.core import pathkind
 from hippo.push.diagnosis import changes, policy, runners
 from hippo.push.diagnosis.evidence import Evidence, LiveFiles, body_of, definition_body, definition_line
 from hippo.push.diagnosis.gate import hit_reason
@@ -120,7 +121,7 @@ class Collector:
                 break
         for path, line, _func in out[:MAX_FRAMES * 2]:
             start, end, lang, _ = self._unit(path, line)
-            if runners.is_test_path(path):
+            if pathkind.is_test(path):
                 self.items.append(Evidence(path, start, end, line, "the failing test", policy.W_TEST, language=lang))
                 continue
             if n_src >= MAX_FRAMES:
@@ -146,14 +147,14 @@ class Collector:
         """Uncommitted hunks of indexed files; returns the changed test lines (what they call matters)."""
         hunks = [h for h in self.diffs.working_tree() if h.path in self.files]
         test_lines: list[str] = []
-        src = [h for h in hunks if not runners.is_test_path(h.path) and not runners.is_doc_path(h.path)]
+        src = [h for h in hunks if not pathkind.is_test(h.path) and not pathkind.reads_as_doc(h.path)]
         n_files = len({h.path for h in src})
         for h in hunks:
             lines = self.live.lines(h.path) or []
-            if runners.is_test_path(h.path):
+            if pathkind.is_test(h.path):
                 test_lines.extend(lines[h.start - 1:h.end][:60])
                 continue
-            if runners.is_doc_path(h.path):
+            if pathkind.reads_as_doc(h.path):
                 continue
             start, end, lang, _ = self._unit(h.path, h.start)
             weight = policy.W_CHANGED if n_files <= MAX_CHANGED_FILES else policy.W_FRAME
@@ -166,7 +167,7 @@ class Collector:
 
     def _last_commit(self) -> None:
         for h in self.diffs.last_commit():
-            if h.path not in self.on_path or runners.is_test_path(h.path) or runners.is_doc_path(h.path):
+            if h.path not in self.on_path or pathkind.is_test(h.path) or pathkind.reads_as_doc(h.path):
                 continue
             start, end, lang, _ = self._unit(h.path, h.start)
             self.items.append(Evidence(h.path, start, max(end, h.end), h.start, "changed in the last commit",
@@ -185,7 +186,7 @@ class Collector:
             if ref.kind != "module":
                 want(ref.name, policy.W_NAMED, f"definition of {ref.name}")
         # the failing line: frames inside test files, and the lines the runner quotes
-        asserted = [self._line(p, n) for p, n, _ in frames if runners.is_test_path(p)]
+        asserted = [self._line(p, n) for p, n, _ in frames if pathkind.is_test(p)]
         asserted += runners.quoted_source(self.sig.text)
         for name in runners.called_names([a for a in asserted if a]):
             want(name, policy.W_ASSERTED, f"definition of {name}, called by the failing line")
@@ -250,7 +251,7 @@ class Collector:
         out: list[str] = []
         for rows in hits.values():
             for row in rows:
-                if runners.is_test_path(row["path"]):
+                if pathkind.is_test(row["path"]):
                     out.extend(body_of(row["text"], title))
         return out
 
@@ -264,11 +265,11 @@ class Collector:
         for name, rows in found.items():
             head: dict[str, dict] = {}  # a long definition is several chunks: keep the one with its header
             for r in rows:
-                if (tests_too or not runners.is_test_path(r["path"])) and (
+                if (tests_too or not pathkind.is_test(r["path"])) and (
                         r["path"] not in head or r["start_line"] < head[r["path"]]["start_line"]):
                     head[r["path"]] = r
             # the implementation before its stub or declaration file (`.pyi`, `.d.ts`)
-            out[name] = sorted(head.values(), key=lambda r: (runners.is_doc_path(r["path"]), runners.is_test_path(r["path"]),
+            out[name] = sorted(head.values(), key=lambda r: (pathkind.reads_as_doc(r["path"]), pathkind.is_test(r["path"]),
                                                             r["path"].endswith((".pyi", ".d.ts"))))
         return out
 
@@ -391,7 +392,7 @@ def _run_score(row: dict, message: str) -> tuple[float, bool, int]:
         return 0.0, False, row["start_line"]
     lines = row["text"].split("\n")
     raising = bool(_RAISE_WORDS.search("\n".join(lines[max(0, line - 4): line + 5])))
-    return float(run), raising and not runners.is_doc_path(row["path"]), row["start_line"] + line
+    return float(run), raising and not pathkind.reads_as_doc(row["path"]), row["start_line"] + line
 
 
 def _raise_line(row: dict, name: str) -> int:

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import re
 
+from hippo.core import pathkind
 from hippo.push.diagnosis.evidence import Evidence, LiveFiles, relocate, window
-from hippo.push.diagnosis.runners import is_doc_path, is_test_path
 
 SNIPPET_BUDGET = 1200  # characters of code shown per failure
 MAX_HITS = 3
@@ -50,9 +50,9 @@ def called_weight(name: str, weight: float, row: dict, frames: list[tuple[str, i
 def adjust(ev: Evidence) -> float:
     """Tests and docs weigh less than the code under test, whatever found them."""
     w = ev.weight
-    if is_doc_path(ev.path):
+    if pathkind.reads_as_doc(ev.path):
         w *= 0.3
-    elif is_test_path(ev.path):
+    elif pathkind.is_test(ev.path):
         w *= 0.5
     return w
 

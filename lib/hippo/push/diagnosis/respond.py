@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from hippo.core.indexdir import IndexDir
 from hippo.core.runtime import find_repo_root, index_dir, reply
 from hippo.push.diagnosis.gate import pre_gate
 from hippo.push.diagnosis.signals import extract
@@ -36,7 +37,7 @@ def respond(payload: dict[str, Any], diagnoser: Callable[[dict], dict | None]) -
     if not verdict.inject:
         return None
     _settings, idx = index_dir(root)
-    if not (idx / "state.json").is_file():
+    if not IndexDir(idx).has_index():
         return None  # no index yet: SessionStart is building it; nothing to look up
     from hippo.push import session_state  # after the gates: its imports are not free
 

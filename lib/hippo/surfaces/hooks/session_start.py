@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from hippo.core.gitutil import git_env
+from hippo.core.indexdir import IndexDir
 from hippo.core.runtime import HARD_CAP, find_repo_root, index_dir, log, reply, spawn_detached
 from hippo.push import session_state
 from hippo.push.brief.conventions import Section, sections, spec_files  # noqa: F401  (re-exported for callers)
@@ -47,7 +48,7 @@ def handle(payload: dict[str, Any]) -> dict | None:
         return None
     source = str(payload.get("source") or "startup")
     settings, idx = index_dir(root)
-    has_index = (idx / "state.json").is_file()
+    has_index = IndexDir(idx).has_index()
     system_message = None
     if source != "compact":
         started = _kick_indexer(root, idx)
@@ -101,7 +102,7 @@ def _git(root: Path, *args: str, timeout: float = 3.0) -> str:
 
 def _state(idx: Path) -> dict:
     try:
-        data = json.loads((idx / "state.json").read_text(encoding="utf-8"))
+        data = json.loads(IndexDir(idx).state.read_text(encoding="utf-8"))
         return data if isinstance(data, dict) else {}
     except (OSError, ValueError):
         return {}
@@ -129,9 +130,7 @@ def _kick_indexer(root: Path, idx: Path) -> bool:
     """Background incremental `hippo index --quiet`, unless a writer already holds the lock."""
     if os.environ.get("HIPPO_NO_BACKGROUND_INDEX") == "1":
         return False
-    from hippo.core import indexdir
-
-    if indexdir.held(idx / "lock"):
+    if IndexDir(idx).writer_running():
         return False
     return spawn_detached(["index", "--quiet", "--repo", str(root)], idx, root) is not None
 
@@ -140,7 +139,7 @@ def _kick_indexer(root: Path, idx: Path) -> bool:
 def _changes(root: Path, idx: Path, record: bool, since_previous: bool = False) -> str:
     """Commits and files since the previous session's HEAD. `since_previous` (compact) reads the base
     this session started from, which its own start already replaced in the record."""
-    rec_path = idx / "last_session.json"
+    rec_path = IndexDir(idx).last_session
     try:
         recorded = json.loads(rec_path.read_text(encoding="utf-8"))
     except (OSError, ValueError):

@@ -17,6 +17,8 @@ from __future__ import annotations
 import json
 import os
 
+from hippo.core.indexdir import IndexDir, index_location
+
 MAX_REQUEST = 1024 * 1024  # the server reads at most this much of one request
 MAX_REPLY = 8 * 1024 * 1024
 WARM_TIMEOUT_S = 3.0  # hooks: a failed command should not wait longer for context
@@ -30,7 +32,9 @@ INDEX_SILENCE_S = 30.0  # a handed-over index run sends a heartbeat every server
 
 
 def _socket_file(index_dir) -> str:
-    p = os.path.join(os.fspath(index_dir), "server.sock")
+    from hippo.core.indexdir import IndexDir
+
+    p = IndexDir(os.fspath(index_dir)).server_socket
     if len(os.fsencode(p)) < _SUN_PATH_MAX:
         return p
     import hashlib
@@ -57,8 +61,10 @@ def _trusted(path: str, index_dir) -> bool:
     (the index dir, owned by us and not world-writable, or the private fallback dir)."""
     import stat
 
+    from hippo.core.indexdir import IndexDir
+
     directory = os.path.dirname(path)
-    if path != os.path.join(os.fspath(index_dir), "server.sock") and not private_dir_ok(directory):
+    if path != IndexDir(os.fspath(index_dir)).server_socket and not private_dir_ok(directory):
         return False
     try:
         st, dst = os.lstat(path), os.stat(directory)
@@ -168,21 +174,11 @@ def repo_root(cwd) -> str | None:
         p = parent
 
 
-def quick_index_dir(root: str) -> str:
-    """The index dir without loading settings (index_dir is an environment-only setting). Without
-    HIPPO_INDEX_DIR no pathlib either: the warm hook process keeps to json/os/sys."""
-    from hippo.core import indexdir
-
-    if not os.environ.get("HIPPO_INDEX_DIR"):
-        return indexdir.index_location(root)
-    return str(indexdir.index_path(root))  # the same spelling as the server's Path
-
-
 def server_running(index_dir) -> bool:
     """True when some process holds the server's singleton lock."""
-    from hippo.core import indexdir
+    from hippo.core.indexdir import IndexDir
 
-    return indexdir.held(os.path.join(os.fspath(index_dir), "server.lock"))
+    return IndexDir(os.fspath(index_dir)).server_running()
 
 
 def start_server(root, index_dir) -> int | None:
@@ -243,7 +239,7 @@ def index(root, key: str, *, vectors: bool = True, wait_lock: float = 3.0, progr
     Raises IndexLockedError / UnsafeIndexDir as the in-process run would. `key`: indexer.run_key."""
     root = os.fspath(root)
     req = {"op": "index", "root": root, "key": key, "vectors": vectors, "wait_lock": wait_lock}
-    reply = _stream(quick_index_dir(root), req, progress, silence_s)
+    reply = _stream(index_location(root), req, progress, silence_s)
     if reply is None:
         return None
     if not reply["ok"]:
@@ -266,7 +262,7 @@ def search(root, request: dict, *, local=None, timeout: float = SEARCH_TIMEOUT_S
     the MCP server) or a fresh one, then starts a server for next time when `leave_warm`. Raises what
     Searcher raises (BadQueryError, NoIndexError, ...), whichever side answered."""
     root = os.fspath(root)
-    idx = quick_index_dir(root)
+    idx = index_location(root)
     req = {"op": "search", "root": root, **request}
     reply = ask(idx, req, timeout=timeout, wait_s=wait_s)
     if reply is not None:
@@ -283,7 +279,7 @@ def search(root, request: dict, *, local=None, timeout: float = SEARCH_TIMEOUT_S
     try:
         return local.search(req)
     finally:
-        if leave_warm and local.needed and os.path.isfile(os.path.join(idx, "state.json")):
+        if leave_warm and local.needed and IndexDir(idx).has_index():
             start_server(root, idx)
 
 
@@ -297,7 +293,7 @@ def warm_hook(event: str, payload: dict, timeout: float = WARM_TIMEOUT_S) -> tup
     if isinstance(error, str) and len(error) > MAX_ERROR_SENT:
         # Claude Code middle-truncates at 10k anyway; huge output would overflow the server's request cap.
         payload = {**payload, "error": error[:2000] + "\n...\n" + error[-(MAX_ERROR_SENT - 2000):]}
-    result = request(quick_index_dir(root), {"op": "hook", "event": event, "payload": payload}, timeout=timeout)
+    result = request(index_location(root), {"op": "hook", "event": event, "payload": payload}, timeout=timeout)
     if result is None:
         return False, None
     out = result.get("output")

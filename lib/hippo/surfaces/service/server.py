@@ -69,7 +69,7 @@ class QueryServer:
             return 0
         self.index_dir.mkdir(parents=True, exist_ok=True)
         # open_lock is O_NOFOLLOW: a planted `server.lock` link must not make us create or lock a file elsewhere.
-        lock = indexdir.open_lock(self.index_dir / "server.lock")
+        lock = indexdir.open_lock(indexdir.IndexDir(self.index_dir).server_lock)
         if not indexdir.try_lock(lock):
             lock.close()
             return 0
