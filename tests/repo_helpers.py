@@ -87,3 +87,22 @@ def hippo_in_process(args: list[str], cwd: Path | str | None = None, env: Mappin
     if result.exception is not None and not isinstance(result.exception, SystemExit):
         raise result.exception
     return subprocess.CompletedProcess(args, result.exit_code, result.stdout_bytes, result.stderr_bytes)
+
+
+def make_big_repo(root: Path, n: int) -> None:
+    root.mkdir(parents=True)
+    git(root, "init", "-q", "-b", "main")
+    git(root, "config", "user.name", "Test")
+    git(root, "config", "user.email", "test@example.com")
+    for i in range(n):
+        write_module(root, i, 0)
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "big")
+
+
+def write_module(root: Path, i: int, version: int) -> None:
+    path = root / f"pkg{i % 20}" / f"mod{i}.py"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    units = [f"def fn_{i}_{j}_{version}(x):\n    '''Step {j} of module {i}, v{version}.'''\n"
+             f"    y = x * {j + 1} + {i}\n    return y - {version}\n" for j in range(6)]
+    path.write_text("\n\n".join(units))

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from hippo.index.indexer import chunks_for_file
-from test_kill import make_big_repo
+from repo_helpers import make_big_repo
 
 HOT = [f"hot/h{i}.py" for i in range(4)]
 ROUNDS = 12

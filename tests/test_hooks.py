@@ -10,20 +10,14 @@ from pathlib import Path
 import pytest
 
 from hippo.push import session_state
+from hippo.push.brief.conventions import sections, spec_files
 from hippo.push.diagnosis.gate import pre_gate
 from hippo.push.diagnosis.signals import extract
-from hippo.surfaces.hooks.session_start import sections, spec_files
+from hook_helpers import HOOK_ENV, run_hook
 from repo_helpers import git
 
 ERRORS = Path(__file__).parent / "fixtures" / "errors"
 PROJECTS = ERRORS / "projects"
-HOOK_ENV = {"HIPPO_NO_BACKGROUND_INDEX": "1", "HIPPO_NO_SERVER": "1", "HIPPO_MODEL": "fake"}
-
-
-def run_hook(event: str, stdin: bytes | str, env: dict | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
-    data = stdin.encode("utf-8") if isinstance(stdin, str) else stdin
-    return subprocess.run([sys.executable, "-m", "hippo", "hook", event], input=data, capture_output=True,
-                          timeout=timeout, env={**os.environ, **HOOK_ENV, **(env or {})})
 
 
 def failure_payload(cwd: Path, error: str, command: str = "python -m shop.main", session: str = "sess-1") -> str:

@@ -21,8 +21,8 @@ from hippo.core.errors import IndexLockedError
 from hippo.index.indexer import WriterLock, index_repo, run_key
 from hippo.index.state import load_state
 from hippo.surfaces.service import client
+from index_checks import fresh_content, index_content
 from repo_helpers import git, hippo_in_process, write_files
-from test_freshness import fresh_content, index_content
 
 pytest.importorskip("lancedb")
 

@@ -122,14 +122,14 @@ def test_one_server_serves_hooks_mcp_and_cli(live_server):
 
 @pytest.mark.slow  # a real `hippo mcp` process (~8 s on a busy box); test_one_server_... covers it in-process
 def test_mcp_stdio_forwards_to_the_server(live_server):
-    from test_mcp_server import _text, run_session
+    from mcp_helpers import run_session, tool_text
 
     root, _ = live_server
     before = _served(root)
     _, _, results = run_session(root, [{"query": "Token is too old", "keywords": ["TokenExpiredError"]},
                                        {"query": "x", "file_pattern": "../../etc/passwd"}])
-    assert not results[0].is_error and _xml_files(_text(results[0]))[0] == "src/auth/tokens.py"
-    assert results[1].is_error and "outside the repository" in _text(results[1])  # validated before forwarding
+    assert not results[0].is_error and _xml_files(tool_text(results[0]))[0] == "src/auth/tokens.py"
+    assert results[1].is_error and "outside the repository" in tool_text(results[1])  # validated before forwarding
     assert _served(root) == before + 1
 
 

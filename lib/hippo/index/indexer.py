@@ -18,7 +18,6 @@ for paths the state does not know (written just before a kill) so nothing orphan
 from __future__ import annotations
 
 import hashlib
-import inspect
 import os
 import shutil
 import time
@@ -354,11 +353,8 @@ class Indexer:
         are not sniffed again."""
         from hippo.index.discovery import discover
 
-        params = inspect.signature(discover).parameters
-        if state is None or "known" not in params:
+        if state is None:
             return discover(self.root, self.settings)
-        if "skips" not in params:
-            return discover(self.root, self.settings, known=state.files)
         return discover(self.root, self.settings, known=state.files, skips=self._trusted_skips(state))
 
     def _trusted_skips(self, state: IndexState) -> dict[str, SkipRecord]:

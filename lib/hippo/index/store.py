@@ -176,6 +176,8 @@ class ReaderMark:
             self.fh.close()  # closing drops the lock
             self.fh = None
 
+    __del__ = release  # a Searcher dropped without close() still lets go of its mark, not at interpreter exit
+
 
 def no_readers(index_dir: Path):
     """An open file holding the exclusive readers lock when no reader is marked, else None."""

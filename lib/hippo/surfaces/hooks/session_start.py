@@ -26,7 +26,6 @@ from hippo.core.gitutil import git_env
 from hippo.core.indexdir import IndexDir
 from hippo.core.runtime import HARD_CAP, find_repo_root, index_dir, log, reply, spawn_detached
 from hippo.push import session_state
-from hippo.push.brief.conventions import Section, sections, spec_files  # noqa: F401  (re-exported for callers)
 from hippo.surfaces.service import client
 
 EVENT = "SessionStart"

@@ -41,14 +41,6 @@ class QueryServer:
         self.idle_s = idle_s
         self._jobs: set[threading.Thread] = set()  # index runs in flight
 
-    @property
-    def _searcher(self):
-        return self.index._searcher
-
-    @_searcher.setter
-    def _searcher(self, value) -> None:  # tests put a stand-in Searcher here
-        self.index._searcher = value
-
     def searcher(self):
         return self.index.searcher()
 
