@@ -113,6 +113,7 @@ def test_ctrl_c_exits_130_and_sigterm_143(tmp_path: Path) -> None:
         assert res.returncode == code, (sig, res.returncode, res.stderr)
         assert "Traceback" not in res.stderr
         assert "Run `hippo index` to resume" in res.stderr
+        assert "interrupted" not in res.stderr and "stopped (SIGTERM)" not in res.stderr  # one message, not two
 
 
 # ---------------------------------------------------------------- progress and skips

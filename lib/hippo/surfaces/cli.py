@@ -108,7 +108,8 @@ def cli() -> None:
 
 
 SKIP_LABELS = {"too_large": "over {mb} MB", "binary": "binary", "secret": "secret-bearing", "lockfile": "lock file{s}",
-               "minified": "minified", "generated": "generated", "vendored": "vendored", "symlink": "symlink{s}",
+               "minified": "minified", "generated": "generated", "vendored": "vendored", "build output": "build output",
+               "symlink": "symlink{s}",
                "unreadable": "unreadable", "outside_root": "outside the repository",
                "ignored": "ignored (.hippoignore, extra_ignores or built-in)"}
 
@@ -216,14 +217,15 @@ def index(full: bool, dry_run: bool, quiet: bool, verbose: bool, no_vectors: boo
             if report is None:
                 report = index_repo(root, settings, full=full, dry_run=dry_run, progress=progress,
                                     vectors=not no_vectors)
-    except (KeyboardInterrupt, _Terminated):
+    except (KeyboardInterrupt, _Terminated) as stop:
         if bar is not None:
             bar.stop()
             bar = None
         if not quiet and not dry_run:
             click.echo("hippo: stopped; everything committed so far is kept and searchable. Run `hippo index` "
                        "to resume.", err=True)
-        raise
+        # said once: the group's own "interrupted" line would be a second message for the same Ctrl-C
+        raise click.exceptions.Exit(EXIT_TERMINATED if isinstance(stop, _Terminated) else EXIT_INTERRUPTED) from None
     finally:
         if bar is not None:
             bar.stop()
@@ -343,16 +345,18 @@ def _empty_index(root: Path) -> bool:
 
 
 @cli.command(context_settings=CONTEXT)
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.option("--format", "-f", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="Output format (as `hippo search -f`).")
+@click.option("--json", "as_json", is_flag=True, hidden=True, help="Same as -f json (kept for old scripts).")
 @repo_option()
-def status(as_json: bool, repo: str | None, repo_alias: str | None) -> None:
+def status(fmt: str, as_json: bool, repo: str | None, repo_alias: str | None) -> None:
     """Files, chunks, model, indexed commit, freshness, size and last update of the index."""
     import json as _json
 
     from hippo.index.status import index_status
 
     info = index_status(_root(_repo(repo, repo_alias)))
-    if as_json:
+    if as_json or fmt == "json":
         click.echo(_json.dumps(info, indent=2))
         return
     if not info.get("indexed"):
