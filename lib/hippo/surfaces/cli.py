@@ -166,7 +166,13 @@ def _progress_bar(quiet: bool, console=None, get_time=None):
             if total >= KEYWORD_READY_MIN_CHUNKS:
                 bar.console.print(KEYWORD_READY.format(files=done, chunks=total))
             return
+        if phase == "model-prepare":
+            bar.console.print(MODEL_PREPARE)
+            return
         if phase not in tasks:
+            for earlier in tasks.values():  # a phase that ended stops: no clock, rate or eta still moving
+                bar.update(earlier, completed=bar.tasks[earlier].total)
+                bar.stop_task(earlier)
             tasks[phase] = bar.add_task(labels.get(phase, phase), total=total, unit=units.get(phase, "items"))
         bar.update(tasks[phase], completed=done, total=total)
 
@@ -175,6 +181,8 @@ def _progress_bar(quiet: bool, console=None, get_time=None):
 
 KEYWORD_READY = ("keyword search ready ({files} files); vectors filling in for {chunks} chunks — Ctrl-C is safe, "
                  "`hippo index` resumes")
+MODEL_PREPARE = ("preparing the embedding model from the installed wheel (one time, about a minute on 2 cores; "
+                 "later runs load it in a second or two)")
 KEYWORD_READY_MIN_CHUNKS = 200  # below this the vectors take seconds: the notice would only be noise
 
 
@@ -207,6 +215,8 @@ def index(full: bool, dry_run: bool, quiet: bool, verbose: bool, no_vectors: boo
         def progress(phase: str, done: int, total: int) -> None:
             if phase == "keyword-ready" and total >= KEYWORD_READY_MIN_CHUNKS:
                 click.echo(KEYWORD_READY.format(files=done, chunks=total), err=True)
+            elif phase == "model-prepare":
+                click.echo(MODEL_PREPARE, err=True)
     if bar is not None:
         bar.start()
     try:  # damage is found and rebuilt over inside the indexer (report.repaired)
