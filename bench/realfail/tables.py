@@ -46,17 +46,21 @@ def split_table(records: list[dict], kind: str) -> list[str]:
 
 
 def repo_table(records: list[dict], kind: str) -> list[str]:
+    """Per repository: every system's shown / named, and for hippo also fix file, shown where the frames
+    do not show the function, and median characters."""
     rows_all = [r for r in records if r["kind"] == kind]
-    head = "| repo | runner | cases (held-out) | not in frames | " + " | ".join(
-        f"{LABELS[s]} shown / named" for s in SYSTEMS) + " |"
-    out = [head, "|---|---|---|---|" + "---|" * len(SYSTEMS)]
+    head = ("| repo | runner | cases (held-out) | not in frames | hippo fix file | hippo shown / named | "
+            "hippo shown, not in frames | hippo median chars | "
+            + " | ".join(f"{LABELS[s]} shown / named" for s in SYSTEMS[1:]) + " |")
+    out = [head, "|---|---|---|---|---|---|---|---|" + "---|" * (len(SYSTEMS) - 1)]
     for repo in sorted({r["repo"] for r in rows_all}):
         rows = [r for r in rows_all if r["repo"] == repo]
-        runners = "/".join(sorted({runner_of(r["command"]) for r in rows}))
+        f = figures(rows, [], "hippo")
+        runners = ", ".join(sorted({runner_of(r["command"]) for r in rows}))
         held = sum(1 for r in rows if r.get("split") == "heldout")
-        hidden = sum(1 for r in rows if not r["shown_by_frames"])
-        cells = [f"{_rate(rows, s, 'function')} / {_rate(rows, s, 'named')}" for s in SYSTEMS]
-        out.append(f"| {repo} | {runners} | {len(rows)} ({held}) | {hidden} | " + " | ".join(cells) + " |")
+        cells = [f"{_rate(rows, s, 'function')} / {_rate(rows, s, 'named')}" for s in SYSTEMS[1:]]
+        out.append(f"| {repo} | {runners} | {len(rows)} ({held}) | {f['hidden']} | {f['file']} | {f['shown']} / "
+                   f"{f['named']} | {f['hidden_shown']} | {f['median_chars']:,} | " + " | ".join(cells) + " |")
     return out
 
 
