@@ -284,6 +284,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--split", choices=["tune", "heldout"],
                     help="a fixed third of the cases (by a hash of the id) is held out from tuning: run one part")
     ap.add_argument("--out", type=Path, default=RESULTS)
+    ap.add_argument("--skip-done", type=Path, action="append",
+                    help="leave out the cases a results JSON already has (then merge both with --report)")
     ap.add_argument("--report", type=Path, nargs="+",
                     help="only re-summarise results JSON files (no trees, no hook); several are merged, later "
                          "files replacing a case id an earlier one has")
@@ -306,6 +308,9 @@ def main(argv: list[str] | None = None) -> int:
              and (not args.repo or c["repo"] in args.repo) and (not args.case or c["id"] in args.case)]
     if args.split:
         cases = [c for c in cases if (split_of(c["id"]) == "heldout") == (args.split == "heldout")]
+    for done in args.skip_done or []:
+        ids = {r["id"] for r in json.loads(done.read_text())["cases"]}
+        cases = [c for c in cases if c["id"] not in ids]
     cases = cases[: args.limit] if args.limit else cases
     if not cases:
         print("realfail: no cases match (build them with bench.realfail.build / mutate / envcases)", file=sys.stderr)
