@@ -212,3 +212,11 @@ def test_a_snapshot_missing_a_large_file_still_checks_out(tmp_path):
     head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=src, capture_output=True, text=True).stdout.strip()
     workspace.reset(work, head)
     assert (work / "a.txt").read_text() == "a\n" and not (work / "big.txt").exists()
+
+
+def test_typescript_mutants_are_parsed_as_typescript():
+    """ufo's sources are TypeScript: read as JavaScript no mutant of them parses, so none was ever kept."""
+    from bench.realfail.mutate import _parses
+
+    assert _parses("export function f(x: string): number {\n  return x.length > 1 ? 1 : 0\n}\n", "src/utils.ts")
+    assert not _parses("export function f(x: string): number {\n  return x.length >\n}\n", "src/utils.ts")

@@ -120,7 +120,8 @@ def _parses(text: str, path: str) -> bool:
             return False
     from tree_sitter_language_pack import get_parser
 
-    return not get_parser("javascript").parse(text.encode()).root_node.has_error
+    lang = "typescript" if path.endswith(".ts") else "tsx" if path.endswith(".tsx") else "javascript"
+    return not get_parser(lang).parse(text.encode()).root_node.has_error  # TS read as JS never parses
 
 
 def test_command(c: Corpus, file: str, work: Path) -> str:
