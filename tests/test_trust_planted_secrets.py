@@ -44,10 +44,11 @@ def leaks(text: str | bytes, secrets: list[Planted]) -> list[str]:
 def make_repo(root: Path, corpus: Corpus) -> None:
     root.mkdir()
     git(root, "init", "-q", "-b", "main")
+    *committed, untracked = corpus.token_files  # one token-named file stays untracked (SessionStart lists those)
     for rel, text in {**corpus.files, **corpus.token_files}.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text, encoding="utf-8")
-    git(root, "add", "-A")
+    git(root, "add", *corpus.files, *committed)
     git(root, "commit", "-q", "-m", "initial import")
     git(root, "checkout", "-q", "-b", corpus.branch)
     for i, message in enumerate(corpus.commits):
@@ -64,7 +65,7 @@ def planted(tmp_path_factory):
     make_repo(root, corpus)
     proc = hippo_in_process(["index"], root)
     assert proc.returncode == 0, proc.stderr
-    return root, corpus
+    return root, corpus, (proc.stdout + proc.stderr).decode()
 
 
 def _figures(**kw) -> None:
@@ -87,7 +88,7 @@ def test_corpus_is_big_varied_and_everywhere():
 def test_nothing_stored(planted):
     from hippo.state import load_state
 
-    root, corpus = planted
+    root, corpus, _ = planted
     idx = root / ".hippo"
     state = load_state(idx)
     # the files were indexed (redacted), not skipped: the check is about redaction
@@ -110,10 +111,10 @@ def test_nothing_shown(planted):
     from hippo.render import to_json, to_text, to_xml
     from hippo.search import Searcher
 
-    root, corpus = planted
+    root, corpus, index_output = planted
     s = Searcher(root, embedder=FakeEmbedder())
     svc = SearchService(root, lambda r: Searcher(r, embedder=FakeEmbedder()))
-    outs: list[str] = []
+    outs: list[str] = [index_output]
     for q, kws in QUERIES:
         for exact in (False, True):
             resp = s.search(q, keywords=kws, exact=exact, k=50, budget_chars=200_000)
@@ -138,14 +139,14 @@ def test_nothing_shown(planted):
 
 
 def test_nothing_injected(planted, tmp_path):
-    root, corpus = planted
+    root, corpus, _ = planted
     home = {"HIPPO_HOME": str(tmp_path / "home")}
     outs = []
     for source in ("startup", "compact", "resume", "clear"):
         data = check_hook_output(hippo_in_process(["hook", "session-start"], root, stdin=session_payload(root, source),
                                                   extra_env=home))
         outs.append(json.dumps(data or {}, ensure_ascii=False))
-    assert "<recent_changes>" in outs[0] and "<commit" in outs[0]  # the commit subjects were shown at all
+    assert "<recent_changes>" in outs[0] and "<commit" in outs[0] and "<uncommitted" in outs[0]  # shown at all
     answered = 0
     for i, err in enumerate(corpus.outputs):
         payload = failure_payload(root, err.replace("{root}", str(root)), session=f"f{i}")

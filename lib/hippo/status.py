@@ -11,6 +11,7 @@ from pathlib import Path
 
 from hippo import gitutil
 from hippo.config import load_settings
+from hippo.secrets import redact_name
 from hippo.state import load_state
 
 
@@ -167,7 +168,7 @@ def index_status(root: Path) -> dict:
     info = {
         "indexed": True, "root": str(root), "index_dir": str(index_dir),
         "files": len(state.files), "chunks": chunks, "model": state.model_id,
-        "indexed_commit": state.indexed_commit, "branch": state.branch,
+        "indexed_commit": state.indexed_commit, "branch": state.branch and redact_name(state.branch),
         "behind": freshness(root, state.indexed_commit, pending, build_note(index_dir, state)),
         "pending": pending,
         "builder_pid": builder_pid(index_dir),

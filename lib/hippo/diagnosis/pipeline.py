@@ -25,6 +25,7 @@ from hippo.diagnosis import changes, policy, runners
 from hippo.diagnosis.evidence import Evidence, LiveFiles, body_of, definition_body, definition_line
 from hippo.diagnosis.gate import hit_reason
 from hippo.diagnosis.signals import Signals, extract, shared_run, template_fragments
+from hippo.secrets import redact
 
 MIN_RUN_CHARS = 10  # a shared run shorter than this ("is not") is no evidence
 MAX_FRAMES = 6
@@ -417,7 +418,7 @@ def _hits(searcher, live: LiveFiles, chosen) -> list[dict]:
         out.append({"id": f"{ev.path}:{lo}-{hi}", "path": ev.path, "start_line": lo, "end_line": hi,
                     "language": ev.language or _language(ev.path), "score": round(min(1.0, policy.adjust(ev) / 100), 2),
                     "snippet": text, "last_modified": dates.get(ev.path, ""), "stale": False, "symbol": "",
-                    "truncated": False, "why": ev.why})
+                    "truncated": False, "why": redact(ev.why)[0]})  # it may quote a name from the output
     return out
 
 

@@ -192,7 +192,7 @@ def _frame_changes(lead: str, commits: list[str], changed: list[str], dirty: lis
     """Commits, changed and uncommitted files in <recent_changes>: redacted, escaped, within
     CHANGES_BUDGET, and every element closed even when the list is cut."""
     from hippo.render import escape_text
-    from hippo.secrets import redact
+    from hippo.secrets import redact, redact_name
 
     if not (commits or changed or dirty):
         return ""
@@ -225,6 +225,6 @@ def _frame_changes(lead: str, commits: list[str], changed: list[str], dirty: lis
             shown.append(name)
         if shown:
             more = " …" if len(shown) < len(names) else ""
-            add(f'  <{tag} count="{len(names)}">{escape_text(redact(", ".join(shown))[0])}{more}</{tag}>')
+            add(f'  <{tag} count="{len(names)}">{escape_text(", ".join(redact_name(n) for n in shown))}{more}</{tag}>')
     out.append(close)
     return "\n".join(out)
