@@ -157,3 +157,15 @@ def test_nothing_injected(planted, tmp_path):
     injected = sorted(set(leaks("\n".join(outs), corpus.secrets)))
     _figures(hook_outputs=len(outs), failure_answers=answered, injected=len(injected), injected_kinds=injected)
     assert injected == []
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4, 5, 6, 7, 8])
+def test_other_seeds_leave_nothing(seed):
+    """The same corpus with other random values, through redact/redact_name directly (no index): the rules
+    hold for the formats, not for one draw of values."""
+    from hippo.secrets import redact, redact_name
+
+    corpus = build(seed)
+    out = [redact(t)[0] for t in [*corpus.files.values(), *corpus.commits, *corpus.outputs]]
+    out += [redact_name(n) for n in [corpus.branch, *corpus.token_files]]
+    assert leaks("\n".join(out), corpus.secrets) == []
