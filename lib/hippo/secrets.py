@@ -244,20 +244,20 @@ _HEX_RUN = re.compile(r"[0-9a-f]+|[0-9A-F]+")
 _PIECES = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
 
 
-def _random_run(seg: str) -> bool:
+def _random_run(seg: str, min_len: int = 12) -> bool:
     """A segment a generator made: 12+ ASCII letters and digits (both) in short pieces. Cut into words
     (`Private`, `Key`, `25519`), random alphanumerics average under 2 characters a piece (95% of
     20-character ones under 2.5), names with digits 3.3 or more (`X25519PublicKey` 3.75, `sha256Digest` 4)."""
-    if len(seg) < 12 or not seg.isascii() or not seg.isalnum() or seg.isdigit() or seg.isalpha():
+    if len(seg) < min_len or not seg.isascii() or not seg.isalnum() or seg.isdigit() or seg.isalpha():
         return False
-    if len(seg) >= 16 and _HEX_RUN.fullmatch(seg):
+    if len(seg) >= max(16, min_len) and _HEX_RUN.fullmatch(seg):
         return True  # a digest or key in hex (with letters and digits both, as checked above)
     return len(seg) < 3.0 * len(_PIECES.findall(seg)) and _entropy(seg) >= 3.0
 
 
-def _generated(v: str) -> bool:
-    """Does the value hold a machine-made run (or is it a UUID)?"""
-    return bool(_UUID_RE.fullmatch(v)) or any(_random_run(seg) for seg in _SEGMENT_SPLIT.split(v))
+def _generated(v: str, min_len: int = 12) -> bool:
+    """Does the value hold a machine-made run of `min_len`+ characters (or is it a UUID)?"""
+    return bool(_UUID_RE.fullmatch(v)) or any(_random_run(seg, min_len) for seg in _SEGMENT_SPLIT.split(v))
 
 
 def _classes(s: str) -> int:
@@ -327,7 +327,8 @@ def looks_like_secret_value(value: str, strength: int = 2, quoted: bool = True) 
     if strength == 2:
         return random_looking or generated or not _CODE_RE.match(v)
     # Weak names ("..._key", "salt"): only values shaped like generated keys, which carry digits.
-    random_looking = ((random_looking or generated) and any(c.isdigit() for c in v) and bool(_KEYISH_RE.match(v))
+    # (a 16-digit hex value under `...Key` is as often a schema hash or an id: 20+ characters or a UUID)
+    random_looking = ((random_looking or _generated(v, 20)) and any(c.isdigit() for c in v) and bool(_KEYISH_RE.match(v))
                       and not _PATHISH_RE.search(v))
     return random_looking and not _CODE_RE.match(v)
 
@@ -618,7 +619,7 @@ def _redact_assignments(text: str, found: list[str]) -> str:
 
 # --- names: branches and file paths ---------------------------------------------------------------
 # A run of name characters long enough to hold a token; names without one (nearly all) cost one search.
-_NAME_RUN = re.compile(r"[A-Za-z0-9_\-.+=~:]{16,}")
+_NAME_RUN = re.compile(r"[A-Za-z0-9_\-]{16,}")  # every token format holds such a run (a JWT, `hvs.`: after the dot)
 _NAME_SECRET_WORD = re.compile(r"(?i)secret|token|passw(?:or)?d|api[_\-]?key|auth|credential|private[_\-]?key")
 _NAME_SEGMENT = re.compile(r"[A-Za-z0-9]+")
 
@@ -629,7 +630,10 @@ def redact_name(name: str) -> str:
     one line; unchanged when nothing looks like a token."""
     if not any(any(c.isdigit() for c in run) for run in _NAME_RUN.findall(name)):
         return name
-    out = redact(name)[0]
+    out = name
+    for kind, needles, rx in _TOKEN_RES:  # the token formats only: a name holds no assignment or URL
+        if _present(needles, name):
+            out = rx.sub(lambda m, k=kind: _token(m, k, []), out)
     parts = out.split("/")
     for i, part in enumerate(parts):
         if _NAME_SECRET_WORD.search(part) and "REDACTED:" not in part:
