@@ -26,7 +26,7 @@ sys.path.insert(0, str(REPO / "lib"))
 sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(REPO / "tests" / "fixtures" / "trust"))
 
-from hippo import secrets as after  # noqa: E402
+from hippo.core import secrets as after  # noqa: E402
 
 TEXT_EXTS = {".py", ".pyi", ".md", ".rst", ".txt", ".json", ".yaml", ".yml", ".toml", ".cfg", ".ini", ".ipynb",
              ".js", ".ts", ".sh", ".properties", ".conf", ".xml", ".html"}
@@ -35,7 +35,7 @@ MAX_BYTES = 1_000_000
 
 def load_before(ref: str) -> types.ModuleType:
     rel = Path(after.__file__).resolve().relative_to(REPO).as_posix()
-    for path in dict.fromkeys([rel, "lib/hippo/secrets.py", "lib/hippo/core/secrets.py"]):
+    for path in dict.fromkeys([rel, "lib/hippo/core/secrets.py", "lib/hippo/secrets.py"]):
         proc = subprocess.run(["git", "-C", str(REPO), "show", f"{ref}:{path}"], capture_output=True, text=True)
         if proc.returncode == 0:
             mod = types.ModuleType("secrets_before")
@@ -60,6 +60,7 @@ def read_tree(root: Path, exts: set[str] | None = None) -> list[tuple[str, str]]
 
 def corpora(site: bool) -> dict[str, list[tuple[str, str]]]:
     from planted_secrets import build
+
     from test_trust_secrets import _normal_corpus
 
     out = {"hippo lib": read_tree(REPO / "lib", {".py"}), "fp corpus": _normal_corpus()}
@@ -87,7 +88,7 @@ def run(mod: types.ModuleType, files: list[tuple[str, str]], passes: int) -> tup
 
 def diff_lines(a: str, b: str) -> list[str]:
     return [f"  before: {x.strip()[:150]}\n  after:  {y.strip()[:150]}"
-            for x, y in zip(a.split("\n"), b.split("\n")) if x != y]
+            for x, y in zip(a.split("\n"), b.split("\n"), strict=True) if x != y]  # lines never move
 
 
 def main() -> None:

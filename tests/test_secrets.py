@@ -550,20 +550,20 @@ def test_issue_19_normal_code_untouched(text):
 
 
 def test_redact_name_hides_tokens_in_branches_and_paths():
-    from hippo.secrets import redact_name
+    from hippo.core.secrets import redact_name
 
     gh, hexv = "ghp_" + _an(36), _hex(32)
     assert redact_name(f"fix/{gh}") == "fix/[REDACTED:github_token]"
     assert redact_name(f"config/tokens/{gh}.json") == "config/tokens/[REDACTED:github_token].json"
     assert redact_name(f"docs/api_key_live_{hexv}.md") == "docs/api_key_live_[REDACTED:secret].md"
-    for name in ("main", "feature/issue-19-redaction", "lib/hippo/secrets.py", "tests/test_trust_planted_secrets.py",
+    for name in ("main", "feature/issue-19-redaction", "lib/hippo/core/secrets.py", "tests/test_trust_planted_secrets.py",
                  "migrations/versions/3f2a9c1b4d5e_add_users.py", "static/main.3f2a9c1b4d5e6f70.js",
                  "docs/token_rotation_2024_v2.md", "dependabot/npm_and_yarn/lodash-4.17.21"):
         assert redact_name(name) == name
 
 
 def test_a_path_holding_a_token_is_a_secret_path():
-    from hippo.repo_read import is_secret_path
+    from hippo.core.repo_read import is_secret_path
 
     assert is_secret_path(f"backups/sk_live_{_an(24)}.txt")
     assert is_secret_path(f"keys/hvs.{_an(91)}/notes.md")

@@ -86,7 +86,7 @@ def test_corpus_is_big_varied_and_everywhere():
 
 
 def test_nothing_stored(planted):
-    from hippo.state import load_state
+    from hippo.index.state import load_state
 
     root, corpus, _ = planted
     idx = root / ".hippo"
@@ -105,11 +105,11 @@ def test_nothing_stored(planted):
 
 
 def test_nothing_shown(planted):
-    from hippo.embedding.fake import FakeEmbedder
-    from hippo.hooks.prompt_expansion import rag_context
-    from hippo.mcp_server import SearchService, call_tool
-    from hippo.render import to_json, to_text, to_xml
-    from hippo.search import Searcher
+    from hippo.index.embedding.fake import FakeEmbedder
+    from hippo.retrieval.render import to_json, to_text, to_xml
+    from hippo.retrieval.search import Searcher
+    from hippo.surfaces.hooks.prompt_expansion import rag_context
+    from hippo.surfaces.mcp_server import SearchService, call_tool
 
     root, corpus, index_output = planted
     s = Searcher(root, embedder=FakeEmbedder())
@@ -163,7 +163,7 @@ def test_nothing_injected(planted, tmp_path):
 def test_other_seeds_leave_nothing(seed):
     """The same corpus with other random values, through redact/redact_name directly (no index): the rules
     hold for the formats, not for one draw of values."""
-    from hippo.secrets import redact, redact_name
+    from hippo.core.secrets import redact, redact_name
 
     corpus = build(seed)
     out = [redact(t)[0] for t in [*corpus.files.values(), *corpus.commits, *corpus.outputs]]

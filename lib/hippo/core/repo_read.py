@@ -91,7 +91,7 @@ def is_secret_path(rel: str) -> bool:
     yes, no = _secret_globs()
     if bool(name) and yes.match(name) and not no.match(name):
         return True
-    from hippo.secrets import redact_name  # stdlib-only; a name without a long run costs one search
+    from hippo.core.secrets import redact_name  # stdlib-only; a name without a long run costs one search
 
     return redact_name(rel) != rel
 

@@ -507,7 +507,7 @@ class Indexer:
     def _record_git(self, state: IndexState, status=None) -> None:
         """HEAD and branch as the listing's `git status` saw them (or asked now for a non-top-level root).
         The branch is stored redacted: a token in a branch name must not sit in state.json (issue 19)."""
-        from hippo.secrets import redact_name
+        from hippo.core.secrets import redact_name
 
         if status is not None:
             state.indexed_commit, state.branch = status.head, status.branch and redact_name(status.branch)
