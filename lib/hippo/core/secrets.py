@@ -29,10 +29,10 @@ _PEM_CLOSE = re.compile(f"\\A(.*?)({_PEM_END})", re.S)  # chunk starts inside a 
 # A regex alternation of all of them costs ~0.8 ms per chunk in CPython; plain substring checks
 # on the needles first make a clean chunk cost a few µs.
 _TOKENS: list[tuple[str, tuple[str, ...], str]] = [
-    ("aws_access_key_id", (), r"A(?:KIA|SIA|BIA|CCA|GPA|IDA|IPA|NPA|NVA|ROA|PKA|SCA)[A-Z0-9]{16}\b"),
-    ("github_token", (), r"gh[pousr]_[A-Za-z0-9]{36,255}\b"),
+    ("aws_access_key_id", (r"A(?:KIA|SIA|BIA|CCA|GPA|IDA|IPA|NPA|NVA|ROA|PKA|SCA)[A-Z0-9]{16}",), r"A(?:KIA|SIA|BIA|CCA|GPA|IDA|IPA|NPA|NVA|ROA|PKA|SCA)[A-Z0-9]{16}\b"),
+    ("github_token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), r"gh[pousr]_[A-Za-z0-9]{36,255}\b"),
     ("github_token", ("github_pat_",), r"github_pat_[A-Za-z0-9_]{22,255}"),
-    ("gitlab_token", (), r"gl(?:pat|dt|ptt|rt|cbt)-[A-Za-z0-9_\-]{20,}"),
+    ("gitlab_token", ("glpat-", "gldt-", "glptt-", "glrt-", "glcbt-"), r"gl(?:pat|dt|ptt|rt|cbt)-[A-Za-z0-9_\-]{20,}"),
     ("slack_token", ("xox",), r"xox[abposr]-[A-Za-z0-9\-]{10,}"),
     ("slack_webhook", ("hooks.slack.com",), r"https://hooks\.slack\.com/services/[A-Za-z0-9/_\-]{20,}"),
     ("stripe_key", ("_live_", "_test_"), r"(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}"),
@@ -91,6 +91,14 @@ _INSIDE_WORDS = frozenset({"azure_key", "telegram_bot_token"})
 # literal: re finds a literal prefix fast, while a pattern that starts with a class tries every position.
 _TOKEN_RES = [(kind, tuple(re.compile(n) if "\\" in n or "[" in n else n for n in needles), re.compile(p))
               for kind, needles, p in _TOKENS]
+# For the scan in `redact`: which formats each plain needle can start, and the formats gated by a pattern.
+_BY_NEEDLE: dict[str, list[int]] = {}
+for _i, (_kind, _needles, _rx) in enumerate(_TOKEN_RES):
+    for _n in _needles:
+        if isinstance(_n, str):
+            _BY_NEEDLE.setdefault(_n, []).append(_i)
+_GATED = [(i, tuple(n for n in needles if not isinstance(n, str)))
+          for i, (_k, needles, _r) in enumerate(_TOKEN_RES) if any(not isinstance(n, str) for n in needles)]
 
 
 def _present(needles: tuple[str | re.Pattern[str], ...], text: str) -> bool:
@@ -456,11 +464,13 @@ def redact(text: str) -> tuple[str, list[str]]:
         text = _redact_pem(text, found)
 
     # Every token format is 16+ characters without whitespace: the needles are looked for in the long words
-    # only (a fifth of normal code), which halves the cost of ~70 substring scans.
+    # only (a fifth of normal code), which cuts the cost of ~80 substring scans by three.
     area = " ".join([w for w in text.split() if len(w) >= 16])
-    for kind, needles, rx in _TOKEN_RES:
-        if _present(needles, area):
-            text = rx.sub(lambda m, k=kind: _token(m, k, found), text)
+    hit = {i for n, idx in _BY_NEEDLE.items() if n in area for i in idx} if area else set()
+    hit.update(i for i, gates in _GATED if area and any(g.search(area) for g in gates))
+    for i in sorted(hit):  # in _TOKENS order: a longer format before the shorter one it contains
+        kind, _needles, rx = _TOKEN_RES[i]
+        text = rx.sub(lambda m, k=kind: _token(m, k, found), text)
     if "://" in text and "@" in text:
         def url(m: re.Match[str]) -> str:
             pw = m.group(2)
