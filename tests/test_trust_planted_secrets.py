@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from pathlib import Path
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "trust"))
-from planted_secrets import Corpus, Planted, build  # noqa: E402
+from planted_secrets import WINDOW, Corpus, Planted, build  # noqa: E402
 from trustkit import check_hook_output, failure_payload, git, hippo_in_process, session_payload  # noqa: E402
 
 REPORT = os.environ.get("HIPPO_TRUST_REPORT")
@@ -31,14 +32,34 @@ QUERIES = [("api token secret key client", ["token", "api_key"]), ("password dat
            ("webhook signing session secret", ["secret"]), ("release signing key bitbucket", ["Bitbucket"])]
 
 
+_GRAMS: dict[int, tuple[list[Planted], dict[str, set[int]], re.Pattern[str]]] = {}  # (the list kept alive: ids stay unique)
+
+
+def _grams(secrets: list[Planted]) -> tuple[dict[str, set[int]], re.Pattern[str]]:
+    """Every lower-cased 12-character window -> the secrets holding it, and a pattern for the runs of
+    characters such windows are made of."""
+    if id(secrets) not in _GRAMS:
+        grams: dict[str, set[int]] = {}
+        for n, p in enumerate(secrets):
+            for w in p.windows():
+                grams.setdefault(w.lower(), set()).add(n)
+        chars = sorted({c for g in grams for c in g})
+        _GRAMS[id(secrets)] = secrets, grams, re.compile(f"[{re.escape(''.join(chars))}]{{{WINDOW},}}")
+    _, grams, runs = _GRAMS[id(secrets)]
+    return grams, runs
+
+
 def leaks(text: str | bytes, secrets: list[Planted]) -> list[str]:
-    """`n:kind@where` of every planted secret (n: its number) with a window in `text`, as written or
-    lower-cased (the FTS index stores lower-cased terms)."""
+    """`n:kind@where` of every planted secret (n: its number) with any 12-character window of its random
+    part in `text`, compared lower-cased (the FTS index stores lower-cased terms)."""
     if isinstance(text, bytes):
         text = text.decode("utf-8", "replace")
-    low = text.lower()
-    return [f"{n}:{p.kind}@{p.where}" for n, p in enumerate(secrets)
-            if any(w in text or w.lower() in low for w in p.windows())]
+    grams, runs = _grams(secrets)
+    found: set[int] = set()
+    for m in runs.finditer(text.lower()):
+        run = m.group(0)
+        found.update(n for i in range(len(run) - WINDOW + 1) for n in grams.get(run[i:i + WINDOW], ()))
+    return [f"{n}:{secrets[n].kind}@{secrets[n].where}" for n in sorted(found)]
 
 
 def make_repo(root: Path, corpus: Corpus) -> None:
