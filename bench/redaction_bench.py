@@ -35,7 +35,8 @@ MAX_BYTES = 1_000_000
 
 def load_before(ref: str) -> types.ModuleType:
     rel = Path(after.__file__).resolve().relative_to(REPO).as_posix()
-    for path in dict.fromkeys([rel, "lib/hippo/core/secrets.py", "lib/hippo/secrets.py"]):
+    old_layout = rel.replace("/core/", "/")  # a REF from before the layer packages
+    for path in (rel, old_layout):
         proc = subprocess.run(["git", "-C", str(REPO), "show", f"{ref}:{path}"], capture_output=True, text=True)
         if proc.returncode == 0:
             mod = types.ModuleType("secrets_before")
