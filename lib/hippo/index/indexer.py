@@ -528,15 +528,19 @@ class Indexer:
         return out + [pending]  # rows written meanwhile (a path listed in no tier) are embedded last
 
     def _record_git(self, state: IndexState, status=None) -> None:
-        """HEAD and branch as the listing's `git status` saw them (or asked now for a non-top-level root)."""
+        """HEAD and branch as the listing's `git status` saw them (or asked now for a non-top-level root).
+        The branch is stored redacted: a token in a branch name must not sit in state.json (issue 19)."""
+        from hippo.core.secrets import redact_name
+
         if status is not None:
-            state.indexed_commit, state.branch = status.head, status.branch
+            state.indexed_commit, state.branch = status.head, status.branch and redact_name(status.branch)
             return
         from hippo.core import gitutil
 
         if gitutil.is_git_repo(self.root):
             state.indexed_commit = gitutil.head_commit(self.root)
-            state.branch = gitutil.current_branch(self.root)
+            branch = gitutil.current_branch(self.root)
+            state.branch = branch and redact_name(branch)
 
     def _vector_phase(self, state: IndexState, report: IndexReport, *, save: bool = True) -> None:
         """Embed every row still without its vector. `save=False`: the caller writes state.json next."""
