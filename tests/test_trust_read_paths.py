@@ -127,6 +127,7 @@ def test_read_regular_refuses_links_fifos_and_big_files(tmp_path):
         read_regular(tmp_path / "absent", 10)
 
 
+@pytest.mark.slow  # real processes or a big index: `make check` runs it, `make test-fast` skips it
 def test_hippoignore_fifo_does_not_block_indexing(tmp_path):
     root = tmp_path / "repo"
     root.mkdir()
@@ -147,6 +148,7 @@ def indexed(tmp_path):
     return root
 
 
+@pytest.mark.slow  # real processes or a big index: `make check` runs it, `make test-fast` skips it
 def test_search_live_check_does_not_follow_a_link_out_of_the_repo(indexed, tmp_path):
     rel = "pkg/sub3/mod_3.py"
     outside = tmp_path / "outside.py"
@@ -158,6 +160,7 @@ def test_search_live_check_does_not_follow_a_link_out_of_the_repo(indexed, tmp_p
     assert hits and all(h.stale for h in hits)
 
 
+@pytest.mark.slow  # real processes or a big index: `make check` runs it, `make test-fast` skips it
 def test_search_and_failure_hook_do_not_block_on_a_fifo(indexed, tmp_path):
     rel = "pkg/sub5/mod_5.py"
     (indexed / rel).unlink()

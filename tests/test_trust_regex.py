@@ -158,6 +158,7 @@ def test_entry_points_stay_linear(text):
         textutil.identifier_text(text[:4000])
 
 
+@pytest.mark.slow  # real processes or a big index: `make check` runs it, `make test-fast` skips it
 @FUZZ
 @given(pathological)
 @example("at" + " " * 1500)
