@@ -16,6 +16,7 @@ from __future__ import annotations
 import configparser
 import re
 from dataclasses import dataclass
+from itertools import islice
 
 from hippo.brief.repo import MANIFEST_BYTES, Repo, parse_ini, redact
 
@@ -462,7 +463,8 @@ def expand(spec: str) -> list[str]:
                 opts += [str(k) for k in range(int(lo), min(int(hi), int(lo) + MAX_FACTORS - 1) + 1)]
             else:
                 opts.append(part)
-        names = [n + spec[i:open_] + opt for n in names for opt in opts[:MAX_FACTORS]][:MAX_ENVS]
+        lit = spec[i:open_]
+        names = list(islice((n + lit + opt for n in names for opt in opts[:MAX_FACTORS]), MAX_ENVS))
         i = close + 1
     return names
 

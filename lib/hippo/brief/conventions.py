@@ -165,7 +165,7 @@ def sections(path: str, text: str) -> list[Section]:
         fence = False
         for i, ln in enumerate(lines):
             first = ln[:1]
-            if first not in "#=-~^`" and not first.isspace():
+            if not first or first not in "#=-~^`" and not first.isspace():
                 continue  # most lines: not a heading, underline or fence
             if ln.lstrip().startswith(fences):
                 fence = not fence
@@ -248,7 +248,7 @@ def drop_process(text: str) -> str:
             flush()
             directive = True
             continue
-        if re.match(r"\s*(\[!\[|!\[|<img|<p\b|</?div|<!--|</?a\b|<br|<picture|</?source|\[[^\]]+\]:\s*\S+$|\.\. )", s):
+        if re.match(r"(\[!\[|!\[|<img|<p\b|</?div|<!--|</?a\b|<br|<picture|</?source|\[[^\]]+\]:\s*\S+$|\.\. )", s.lstrip()):
             continue
         if not s.strip() or re.match(r"\s*([-*+]|\d+[.)])\s", s):
             flush()
@@ -259,6 +259,15 @@ def drop_process(text: str) -> str:
 
 
 CONTINUES = "\n  … (section continues)"
+SECTION_READ_CHARS = 12 * SECTION_CHARS  # what drop_process reads of a section to keep SECTION_CHARS of it
+
+
+def _head_of(text: str) -> str:
+    """The start of a long section, cut at a line end: a 200 KB section is never redacted and filtered whole
+    to show its first 700 characters."""
+    if len(text) <= SECTION_READ_CHARS:
+        return text
+    return text[:SECTION_READ_CHARS].rsplit("\n", 1)[0]
 
 
 def _condense(text: str, limit: int) -> str:
@@ -390,13 +399,16 @@ def render(repo: Repo, globs, budget: int) -> str:
             if budget - used < 200:
                 break
             continue  # a long title: a later section may still fit
-        body = drop_process(redact(sec.text))
+        body = drop_process(redact(_head_of(sec.text)))
         # the heading line itself is in the block's title
         body = re.sub(r"\A(#{1,4}\s[^\n]*|[^\n]+\n[=\-~^]{3,})\n?", "", body).strip()
         if len(body) < 40 or body in seen:
             continue
         seen.add(body)
-        block = f"{head}\n{_condense(body, min(SECTION_CHARS, room))}"
+        shown = _condense(body, min(SECTION_CHARS, room))
+        if len(sec.text) > SECTION_READ_CHARS and not shown.endswith(CONTINUES):
+            shown += CONTINUES
+        block = f"{head}\n{shown}"
         out.append(block)
         used += len(block) + 1
     return "\n".join(out) if len(out) > 1 else ""
