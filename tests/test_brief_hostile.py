@@ -216,7 +216,7 @@ def test_each_manifest_is_read_and_parsed_once(git_repo, monkeypatch):
     text = compose(root, DEFAULT_SPEC_GLOBS, 6000)
     assert "Project: shop" in text and "`shop`" in text and "ruff.line-length=100" in text  # three readers
     assert "tox -e py311" in text and "rustfmt.toml: max_width=90" in text
-    assert len(parsed) == 5 and max(parsed.values()) == 1, parsed  # tox.ini, pyproject, package.json, Cargo, rustfmt: once each
+    assert len(parsed) == 6 and max(parsed.values()) == 1, parsed  # every manifest, each once
 
 
 def test_a_manifest_over_the_cap_is_skipped_and_said(git_repo):

@@ -148,7 +148,15 @@ def classify(line: str) -> str | None:
     if tool == "hatch" and sub in ("test", "fmt", "build"):
         return {"test": "test", "fmt": "format", "build": "build"}[sub]
     if tool in ("ruff", "biome"):
-        return "format" if sub == "format" else ("lint" if sub in ("check", "lint", "ci") or tool == "ruff" else None)
+        if sub == "format" and not any(x in w for x in ("--check", "--diff")):
+            return "format"
+        if any(x in w for x in ("--fix", "--write", "--apply")):
+            return "format"  # a check that rewrites files
+        return "lint" if sub in ("check", "lint", "ci", "format") or tool == "ruff" else None
+    if tool == "coverage":  # `coverage run -m pytest` runs the tests; `coverage report` only reads their data
+        return classify(" ".join(w[w.index("-m") + 1:])) if sub == "run" and "-m" in w[:-1] else None
+    if tool == "eslint" and "--fix" in w:
+        return "format"
     if tool == "prettier":
         return "format" if "--write" in w or "-w" in w else "lint"
     if tool in _LINTERS:
@@ -316,9 +324,49 @@ def from_justfile(repo: Repo) -> list[Command]:
 
 _LIFECYCLE = {"prepare", "prepublish", "prepublishonly", "prepack", "postpack", "preinstall", "install",
               "postinstall", "preversion", "version", "postversion", "release", "np"}
-_ONE_TEST = {"node --test": "node --test <file>", "jest": "npx jest <file> -t '<name>'",
+NODE_TEST_ONE = "node --test --test-name-pattern '<name>' <file>"
+_ONE_TEST = {"node --test": NODE_TEST_ONE, "borp": NODE_TEST_ONE, "jest": "npx jest <file> -t '<name>'",
              "vitest": "npx vitest run <file> -t '<name>'", "ava": "npx ava <file> --match '<name>'",
-             "mocha": "npx mocha <file> --grep '<name>'"}
+             "mocha": "npx mocha <file> --grep '<name>'", "tap": "npx tap <file> --grep '<name>'"}
+_BUILTIN_RUNNERS = ("node --test",)
+
+
+_PMS = ("npm", "pnpm", "yarn", "bun")
+
+
+def script_steps(scripts: dict, name: str, seen: set[str] | None = None, depth: int = 0) -> list[str]:
+    """The commands a package.json script runs, in order, with the scripts it calls (`npm run x`) read in
+    place (three levels deep at most, each script once)."""
+    seen = {name} if seen is None else seen
+    body = scripts.get(name)
+    if not isinstance(body, str) or depth > 3:
+        return []
+    out: list[str] = []
+    for part in re.split(r"&&|\|\||;", body[:MAX_COMMAND_CHARS * 4]):
+        words = part.split()
+        called = (words[2] if len(words) >= 3 and words[0] in _PMS and words[1] == "run" else
+                  words[1] if len(words) == 2 and words[0] in ("pnpm", "yarn") and words[1] in scripts else None)
+        if called and called not in seen:
+            seen.add(called)
+            out += script_steps(scripts, called, seen, depth + 1)
+        elif words:
+            out.append(" ".join(words))
+    return out
+
+
+def test_runner(scripts: dict, deps: set[str]) -> str | None:
+    """The runner the test script really uses: the first one it runs, reading through the scripts it calls
+    (pino's `npm run borp && jest test/jest` runs node:test through borp first). When the package lists
+    dependencies, the runner must be one of them (or node's built-in one)."""
+    for step in script_steps(scripts, "test"):
+        words = step.split()
+        if words[0] == "npx" and len(words) > 1:
+            words = words[1:]
+        for marker in _ONE_TEST:
+            if words[:len(marker.split())] == marker.split() and (
+                    marker in _BUILTIN_RUNNERS or not deps or marker in deps):
+                return marker
+    return None
 
 
 def from_package_json(repo: Repo) -> list[Command]:
@@ -331,6 +379,12 @@ def from_package_json(repo: Repo) -> list[Command]:
                                "pnpm": "pnpm install", "yarn": "yarn install", "bun": "bun install"}[pm],
                    "package.json", "lockfile" if pm != "npm" or repo.find("package-lock.json") else "")]
     scripts = data.get("scripts") if isinstance(data.get("scripts"), dict) else {}
+    deps = {str(k) for key in ("devDependencies", "dependencies")
+            if isinstance(data.get(key), dict) for k in list(data[key])[:400]}
+    runner = test_runner(scripts, deps)
+    if runner:
+        out.append(Command("test_one", _ONE_TEST[runner], "package.json scripts.test", f"the suite runs {runner}",
+                           INFERRED))
     for script, body in list(scripts.items())[:60]:
         if not isinstance(body, str) or script.lower() in _LIFECYCLE or (
                 script.startswith(("pre", "post")) and script[3:].lstrip("t") in scripts):
@@ -343,11 +397,6 @@ def from_package_json(repo: Repo) -> list[Command]:
             cmd = f"{pm} run {script}" if pm in ("npm", "bun") else f"{pm} {script}"
         kind = kind_of_name(script) or "other"
         out.append(Command(kind, cmd, "package.json", _short(body)))
-        if kind == "test":
-            for marker, one in _ONE_TEST.items():
-                if re.search(r"(^|[\s&;|])" + re.escape(marker) + r"\b", body):
-                    out.append(Command("test_one", one, f"package.json scripts.{script}", "", INFERRED))
-                    break
         for part in re.split(r"&&|\|\||;", body):  # linters run inside other scripts (`xo && ava`)
             words = part.split()
             if words and words[0] in _LINTERS and kind not in ("lint", "format", "build"):
@@ -402,7 +451,10 @@ def from_pyproject(repo: Repo, tox_envs: bool = True) -> list[Command]:
         out.append(Command("format", f"{run}black .", src, "[tool.black]", INFERRED))
     for checker in ("mypy", "pyright"):
         if checker in tool:
-            out.append(Command("lint", f"{run}{checker}", src, f"[tool.{checker}] type check", INFERRED))
+            conf = tool[checker] if isinstance(tool[checker], dict) else {}
+            # bare `mypy` with no `files` in its config stops at "Missing target module"; pyright checks the project
+            target = "" if checker == "pyright" or conf.get("files") else " " + package_dir(repo, project)
+            out.append(Command("lint", f"{run}{checker}{target}", src, f"[tool.{checker}] type check", INFERRED))
     hatch = tool.get("hatch") if isinstance(tool.get("hatch"), dict) else {}
     envs = hatch.get("envs") if isinstance(hatch.get("envs"), dict) else {}
     for env, conf in list(envs.items())[:12]:
@@ -429,8 +481,60 @@ def from_pyproject(repo: Repo, tox_envs: bool = True) -> list[Command]:
             except (configparser.Error, ValueError):
                 cp = False
             repo.memo[("ini", "pyproject.toml [tool.tox]")] = cp
-        out += _tox_from_ini(cp, src + " [tool.tox]") if cp else []
+        out += _tox_from_ini(cp, src + " [tool.tox]", python_range(repo)) if cp else []
     return out
+
+
+def package_dir(repo: Repo, project: dict) -> str:
+    """The import package to type-check: the project's own name under src/ or at the root, else the only
+    package found there, else `.`."""
+    files = set(repo.tracked())
+    name = str(project.get("name") or "").lower().replace("-", "_").replace(".", "_")
+    for cand in (f"src/{name}", name):
+        if name and f"{cand}/__init__.py" in files:
+            return cand
+    pkgs = sorted({f.rsplit("/", 1)[0] for f in files if f.endswith("/__init__.py")
+                   and (f.count("/") == 1 and not f.startswith(("tests/", "test/", "docs/"))
+                        or f.count("/") == 2 and f.startswith("src/"))})
+    return pkgs[0] if len(pkgs) == 1 else "."
+
+
+def python_range(repo: Repo) -> tuple[tuple[int, int], tuple[int, int]]:
+    """The (lowest, first unsupported) Python versions from `requires-python` (or setup.cfg's
+    python_requires); (0, 0)..(99, 0) when the project does not say."""
+    project = repo.toml(repo.find("pyproject.toml")).get("project")
+    spec = project.get("requires-python") if isinstance(project, dict) else None
+    if not isinstance(spec, str):
+        cp = repo.ini(repo.find("setup.cfg"))
+        spec = cp.get("options", "python_requires", fallback="") if cp is not None else ""
+    lo, hi = (0, 0), (99, 0)
+    for clause in spec.split(",")[:8]:
+        clause = clause.strip()
+        op = clause[:2] if clause[:2] in (">=", "<=", "~=", "==", "!=") else clause[:1]
+        parts = clause[len(op):].strip().split(".")
+        if not (len(parts) >= 2 and parts[0].isdigit() and parts[1].isdigit()):
+            continue
+        ver = (int(parts[0]), int(parts[1]))
+        if op in (">=", "~=", "^"):
+            lo = max(lo, ver)
+        elif op == ">":
+            lo = max(lo, (ver[0], ver[1] + 1))
+        elif op == "<":
+            hi = min(hi, ver)
+        elif op == "<=":
+            hi = min(hi, (ver[0], ver[1] + 1))
+    return lo, hi
+
+
+def env_python(env: str) -> tuple[int, int] | None:
+    """The Python version a tox env name pins (`py38`, `py3.12-django`, `3.11`), or None."""
+    for factor in env.split("-"):
+        digits = factor[2:] if factor.startswith("py") and not factor.startswith("pypy") else factor
+        if digits.replace(".", "").isdigit() and len(digits.replace(".", "")) >= 2:
+            major, _, minor = digits.partition(".") if "." in digits else (digits[0], "", digits[1:])
+            if major.isdigit() and minor.isdigit():
+                return int(major), int(minor)
+    return None
 
 
 MAX_ENVS = 40
@@ -493,12 +597,19 @@ def env_items(raw: str) -> list[str]:
     return items[:MAX_ENVS]
 
 
-def _tox_from_ini(cp: configparser.ConfigParser, src: str) -> list[Command]:
+def _tox_from_ini(cp: configparser.ConfigParser, src: str,
+                  pythons: tuple[tuple[int, int], tuple[int, int]] = ((0, 0), (99, 0))) -> list[Command]:
+    """tox envs as commands; an env pinned to a Python the project does not support is left out."""
+
+    def supported(env: str) -> bool:
+        ver = env_python(env)
+        return ver is None or pythons[0] <= ver < pythons[1]
+
     head = "tox" if cp.has_section("tox") else "tox:tox" if cp.has_section("tox:tox") else None
     listed: list[str] = []
     if head:
         raw = cp.get(head, "env_list", fallback=cp.get(head, "envlist", fallback=""))
-        listed = [e for item in env_items(raw) for e in expand(item)][:MAX_ENVS]
+        listed = [e for item in env_items(raw) for e in expand(item) if supported(e)][:MAX_ENVS]
     named = [s.split(":", 1)[1] for s in cp.sections() if s.startswith("testenv:")][:MAX_ENVS]
     out = [Command("test", "tox", src, _short("envs: " + ", ".join(listed)) if listed else "")]
     commands_of = {}
@@ -509,6 +620,8 @@ def _tox_from_ini(cp: configparser.ConfigParser, src: str) -> list[Command]:
     seen_test = False
     for spec in named + [e for e in listed if e not in named]:
         for env in expand(spec):
+            if not supported(env):
+                continue
             kind = kind_of_name(env)
             if kind in (None, "run"):
                 continue
@@ -532,10 +645,12 @@ def from_tox(repo: Repo) -> list[Command]:
     name = repo.find("tox.ini")
     cp = repo.ini(name)
     if cp is not None:
-        return _tox_from_ini(cp, name or "tox.ini")
+        return _tox_from_ini(cp, name or "tox.ini", python_range(repo))
     name = repo.find("setup.cfg")
     cp = repo.ini(name)
-    return _tox_from_ini(cp, name or "setup.cfg") if cp is not None and cp.has_section("tox:tox") else []
+    if cp is None or not cp.has_section("tox:tox"):
+        return []
+    return _tox_from_ini(cp, name or "setup.cfg", python_range(repo))
 
 
 NOX_LOOKAHEAD = 12  # lines from `@nox.session` to the docstring
@@ -712,10 +827,41 @@ def from_scripts(repo: Repo) -> list[Command]:
     for name in repo.listdir(folder)[:40]:
         if name.startswith((".", "_")) or not re.search(r"\.(sh|bash|py|js|mjs|ts|ps1)$|^[\w-]+$", name):
             continue
-        kind = kind_of_name(name.rsplit(".", 1)[0]) or "other"
-        if (repo.root / folder / name).is_file():
-            out.append(Command(kind, f"{folder}/{name}", "scripts/", ""))
+        rel = f"{folder}/{name}"
+        if not (repo.root / rel).is_file():
+            continue
+        by_name = kind_of_name(name.rsplit(".", 1)[0]) or "other"
+        kind, what = script_kind(repo.head(rel, 4000), by_name)
+        out.append(Command(kind, rel, "scripts/", what))
     return out
+
+
+_SCRIPT_ORDER = ("test", "format", "lint", "build", "install", "run")
+
+
+def script_kind(text: str, by_name: str) -> tuple[str, str]:
+    """What a script does, from the commands it runs (its name is only the fallback): a `coverage` script
+    that only reports is not a test run, a `lint` that rewrites files (`ruff check --fix`, `ruff format`)
+    is a format step. Returns (kind, the commands it runs, shortened)."""
+    kinds: list[str] = []
+    runs: list[str] = []
+    for line in text.split("\n")[:80]:
+        s = line.strip()
+        if not s or s.startswith("#"):
+            continue
+        words = [x for x in s.split() if not x.startswith("${") or "}" not in x[2:-1] or not x.endswith("}")]
+        words = [x.split("}", 1)[1] if x.startswith("${") and "}" in x and not x.endswith("}") else x for x in words]
+        cmd = " ".join(words)
+        kind = classify(cmd)
+        if kind:
+            kinds.append(kind)
+            runs.append(" ".join(words[:3]))
+        elif words[:1] and words[0].split("/")[-1] == "coverage":
+            runs.append(" ".join(words[:2]))
+    if not runs:
+        return by_name, ""
+    kind = next((k for k in _SCRIPT_ORDER if k in kinds), "other")
+    return kind, _short("runs " + ", ".join(dict.fromkeys(runs)))
 
 
 DEV_DOC = re.compile(r"(^|/)(readme|contributing|development|developing|hacking|building|build|testing|"
@@ -726,10 +872,20 @@ SETUP_HEADING = re.compile(r"\b(develop|contribut|test|lint|format|build|setup|s
 _INLINE = re.compile(r"``([^`\n]{3,120})``|`([^`\n]{3,120})`")
 
 
+EXAMPLE_DIRS = frozenset({"examples", "example", "samples", "sample", "demo", "demos", "tutorial", "tutorials",
+                          "quickstart", "cookbook"})
+
+
+def is_example(path: str) -> bool:
+    """A file under an examples/tutorial folder documents some other project's setup (flask's
+    `examples/*/README` install lines), not this repo's."""
+    return any(part.lower() in EXAMPLE_DIRS for part in path.split("/")[:-1])
+
+
 def from_docs(repo: Repo, max_files: int = 8) -> list[Command]:
     from hippo.brief.conventions import doc_sections
 
-    docs = [f for f in repo.tracked() if DEV_DOC.search(f) and f.count("/") <= 3]
+    docs = [f for f in repo.tracked() if DEV_DOC.search(f) and f.count("/") <= 3 and not is_example(f)]
     docs.sort(key=lambda f: (f.count("/"), not f.lower().startswith(("contributing", ".github/contributing")), f.lower()))
     out: list[Command] = []
     for rel in docs[:max_files]:

@@ -26,7 +26,9 @@ SKIP_NAMES = re.compile(r"(^|/)(CLAUDE(\.local)?\.md|AGENTS\.md|CHANGELOG[^/]*|H
                         r"CODE_OF_CONDUCT[^/]*|CONDUCT[^/]*|SECURITY[^/]*|FUNDING[^/]*|SUPPORT[^/]*|"
                         r"PULL_REQUEST_TEMPLATE[^/]*|ISSUE_TEMPLATE[^/]*|AUTHORS[^/]*|MAINTAINERS[^/]*)$", re.I)
 PRUNE_DIRS = {".git", ".hippo", "node_modules", ".venv", "venv", "vendor", "target", "dist", "build",
-              "__pycache__", ".tox", ".mypy_cache", ".pytest_cache", "site-packages"}
+              "__pycache__", ".tox", ".mypy_cache", ".pytest_cache", "site-packages",
+              # other projects' setups and lessons for users, not this repo's rules (issue 20)
+              "examples", "example", "samples", "sample", "demo", "demos", "tutorial", "tutorials"}
 DOC_EXT = (".md", ".markdown", ".rst", ".txt", ".adoc")
 STRONG_HEADING = re.compile(r"\b(style|tests?\b|testing|lint|format(ting)?\b|naming|docstring|typing|type hint|conventions?|"
                             r"architect|layout|structure|design|principle|guideline)", re.I)
@@ -42,7 +44,8 @@ DEV_HEADING = re.compile(
     r"internals|hacking|adrs?\b|decision records?)", re.I)
 PROCESS_HEADING = re.compile(
     r"pull request|\bprs?\b|merge request|code of conduct|conduct|sponsor|fund|donat|backer|\bclas?\b|"
-    r"contributor license|sign[- ]?off|\bdco\b|issues?\b|bug reports?|reporting|security|vulnerab|support|"
+    r"contributor license|sign[- ]?off|\bdco\b|issues?\b|\bgit\b|branch|workflow|rebase|squash|\bfork|clone|upstream|"
+    r"bug reports?|reporting|security|vulnerab|support|"
     r"getting help|help wanted|communit|chat|discord|slack|gitter|contact|licen[cs]e|thank|acknowledg|credit|"
     r"authors?\b|maintainers?|governance|release|badge|star history|screenshot|roadmap|translat|first[- ]time|"
     r"where to start|questions?|faq|funding|backers|who uses|users|used by|hall of fame|talks|press|"
@@ -70,6 +73,10 @@ FILE_WEIGHT = [
 ]
 RULE_FILE = re.compile(r"(^|/)(CONTRIBUTING|CONVENTIONS|STYLE|DEVELOPMENT|HACKING|ARCHITECTURE)[^/]*$|"
                        r"(^|/)(adr|decisions)/|^docs?/(dev|development|contributing|internals)[^/]*/", re.I)
+# the rest of docs/ is for the project's users (guides, tutorials, design pages): not a contributor's rules
+USER_DOC = re.compile(r"^docs?/", re.I)
+NONE_WRITTEN = ("Project conventions: none written for contributors (no CONTRIBUTING, style or testing section found); "
+                "follow the code and configs around the change.")
 
 
 @dataclass
@@ -205,6 +212,8 @@ def keep_section(sec: Section) -> bool:
         return False
     if RULE_FILE.search(sec.path):
         return True
+    if USER_DOC.search(sec.path):
+        return False
     return bool(DEV_HEADING.search(sec.title)) and not sec.title.rstrip().endswith("?")  # FAQ entries are for users
 
 
@@ -382,7 +391,7 @@ def render(repo: Repo, globs, budget: int) -> str:
         return ""
     secs, configs = collect(repo, globs)
     if not secs and not configs:
-        return ""
+        return "" if repo.expired() else NONE_WRITTEN
     header = "Project conventions (style, testing and review rules condensed from the repo's docs; open the cited lines for detail):"
     out, used = [header], len(header)
     for line in configs[:6]:

@@ -160,10 +160,26 @@ def entry_points(repo: Repo, files: set[str]) -> list[str]:
         for c in cmds[:3]:
             add(f"binary `{c}`", f"cmd/{c}/main.go", "Go cmd/")
     for f in sorted(files):
-        if f.endswith("/__main__.py") and f.count("/") <= 2 and len(out) < MAX_ENTRIES:
-            pkg = f.rsplit("/", 1)[0]
-            add(f"`python -m {pkg.rsplit('/', 1)[-1]}`", f, "__main__.py")
+        if f.endswith("/__main__.py") and f.count("/") <= 3 and len(out) < MAX_ENTRIES:
+            module = main_module(f, files)
+            if module:
+                add(f"`python -m {module}`", f, "__main__.py")
     return out
+
+
+def main_module(path: str, files: set[str]) -> str:
+    """`httpie/manager/__main__.py` → `httpie.manager` (what `python -m` takes): the package path from the
+    import root (the repo root, or src/), '' when a folder on the way is not a package."""
+    parts = path.split("/")[:-1]
+    if parts and parts[0] == "src" and "src/__init__.py" not in files:
+        parts = parts[1:]
+        base = "src/"
+    else:
+        base = ""
+    for i in range(1, len(parts)):
+        if f"{base}{'/'.join(parts[:i])}/__init__.py" not in files:
+            return ""
+    return ".".join(parts) if parts and all(p.isidentifier() for p in parts) else ""
 
 
 def render(repo: Repo, budget: int) -> str:
