@@ -1,4 +1,5 @@
-"""A structural check that a regex cannot backtrack super-linearly (importable helper for the trust tests).
+"""Regex helpers for the trust tests: a structural check that a pattern cannot backtrack super-linearly, and
+`hard_stop`, which interrupts a runaway match so a regression fails instead of hanging.
 
 Two shapes make Python's backtracking matcher polynomial or exponential on some input:
 * nesting: an unbounded repeat inside an unbounded repeat (`(a+)*`, `(?:\\.\\d+)*` after `\\d+`);
@@ -11,7 +12,9 @@ character classes over a sample alphabet (ASCII plus a few non-ASCII letters and
 from __future__ import annotations
 
 import ast
+import contextlib
 import re
+import signal
 from pathlib import Path
 
 try:
@@ -20,6 +23,24 @@ try:
 except ImportError:  # pragma: no cover - Python 3.10
     import sre_constants as C  # type: ignore[no-redef]
     import sre_parse as P  # type: ignore[no-redef]
+
+HARD_STOP_S = 15
+
+
+@contextlib.contextmanager
+def hard_stop(seconds: float = HARD_STOP_S):
+    """Raise TimeoutError in the main thread after `seconds` (re checks for signals while it matches)."""
+    def expire(signum, frame):
+        raise TimeoutError(f"still matching after {seconds}s: a pattern backtracks super-linearly")
+
+    old = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
 
 SMALL = 1000  # a repeat bounded by at most this many is constant work per attempt
 ALPHABET = [chr(i) for i in range(128)] + ["é", "Ж", "\u00a0", "\u2028", "中"]

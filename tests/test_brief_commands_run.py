@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import json
 
-from hippo.brief import commands, conventions, layout
-from hippo.brief.repo import Repo
-from hippo.config import DEFAULT_SPEC_GLOBS
+from hippo.core.config import DEFAULT_SPEC_GLOBS
+from hippo.push.brief import commands, conventions, layout
+from hippo.push.brief.repo import Repo
 
 
 def cmds(root) -> dict[str, list[str]]:

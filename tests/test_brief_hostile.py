@@ -24,20 +24,19 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from hippo.brief import commands, compose, conventions, layout
-from hippo.brief import repo as brief_repo
-from hippo.brief.repo import Repo, parse_ini, toml_key_cost
-from hippo.config import DEFAULT_SPEC_GLOBS
-from regex_shape import literal_patterns, problems
-from test_hooks import HOOK_ENV
-from test_trust_regex import hard_stop
+from hippo.core.config import DEFAULT_SPEC_GLOBS
+from hippo.push.brief import commands, compose, conventions, layout
+from hippo.push.brief import repo as brief_repo
+from hippo.push.brief.repo import Repo, parse_ini, toml_key_cost
+from hook_helpers import HOOK_ENV
+from regex_shape import hard_stop, literal_patterns, problems
 
 BENCH = Path(__file__).resolve().parent.parent / "bench" / "brief"
 sys.path.insert(0, str(BENCH))
 from attacks import ATTACKS, BY_NAME  # noqa: E402
 
-LIB = Path(commands.__file__).resolve().parent.parent
-BRIEF_MODULES = sorted((LIB / "brief").glob("*.py")) + [LIB / "hooks" / "session_start.py"]
+BRIEF_DIR = Path(commands.__file__).resolve().parent
+BRIEF_MODULES = sorted(BRIEF_DIR.glob("*.py")) + [BRIEF_DIR.parent.parent / "surfaces" / "hooks" / "session_start.py"]
 
 
 # --- shape: no pattern can backtrack super-linearly ------------------------------------------------
@@ -263,7 +262,7 @@ def hanging_layout(monkeypatch):
 
 
 def test_the_hook_answers_with_the_finished_sections_when_one_hangs(git_repo, monkeypatch, hanging_layout):
-    from hippo.hooks import session_start
+    from hippo.surfaces.hooks import session_start
 
     monkeypatch.setenv("HIPPO_NO_BACKGROUND_INDEX", "1")
     root = git_repo({"Makefile": "test:\n\tpython -m pytest\n", "README.md": "# r\n"})
@@ -289,7 +288,7 @@ def test_the_hook_process_exits_while_a_brief_thread_is_stuck(git_repo, tmp_path
     site = tmp_path / "site"
     site.mkdir()
     (site / "sitecustomize.py").write_text(
-        "import threading\nfrom hippo.brief import layout\n"
+        "import threading\nfrom hippo.push.brief import layout\n"
         "layout.render = lambda repo, budget: threading.Event().wait()\n")
     root = git_repo({"Makefile": "test:\n\tpython -m pytest\n", "README.md": "# r\n"})
     path = os.pathsep.join([str(site), *filter(None, [os.environ.get("PYTHONPATH")])])

@@ -1,0 +1,54 @@
+"""The project brief SessionStart pushes: what a senior teammate says first.
+
+In this order, within one character budget: the commands (install, build, test, one test, lint,
+format, run) with where each came from, the layout (folders and entry points), then the
+conventions condensed from the docs with process text dropped. Reads only the repo's own files,
+stdlib only, no index needed. The hook (hippo.surfaces.hooks.session_start) adds the rules, the index
+status and what changed since the last session.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from hippo.push.brief import commands, conventions, layout
+from hippo.push.brief.repo import Repo
+
+COMMANDS_BUDGET = 2200
+LAYOUT_BUDGET = 1100
+
+
+def compose(root: Path, spec_globs, budget: int, *, deadline: float | None = None,
+            parts: list[str] | None = None, notes: list[str] | None = None) -> str:
+    """Commands, layout and conventions for the repo at `root`, in at most `budget` characters.
+
+    `deadline` (a time.monotonic() value): no new section or file is started after it, so a slow repo
+    yields the sections finished by then. `parts` receives each section as soon as it is done (a caller
+    that stops waiting still has them); `notes` receives what was skipped and why (for the log)."""
+    repo = Repo(root, deadline=deadline)
+    parts = [] if parts is None else parts
+    try:
+        used = 0
+        cmd_text = commands.render(commands.extract(repo), min(COMMANDS_BUDGET, budget))
+        if cmd_text:
+            parts.append(cmd_text)
+            used += len(cmd_text) + 2
+        lay_text = "" if _stop(repo, "layout") else layout.render(repo, min(LAYOUT_BUDGET, budget - used))
+        if lay_text:
+            parts.append(lay_text)
+            used += len(lay_text) + 2
+        conv_text = "" if _stop(repo, "conventions") else conventions.render(repo, spec_globs, budget - used)
+        if conv_text:
+            parts.append(conv_text)
+    finally:
+        if notes is not None:
+            notes.extend(repo.notes)
+    return "\n\n".join(parts)
+
+
+def _stop(repo: Repo, section: str) -> bool:
+    if repo.expired():
+        repo.note(f"deadline: the {section} section was left out")
+        return True
+    return False
+
+
