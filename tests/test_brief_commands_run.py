@@ -24,10 +24,12 @@ def cmds(root) -> dict[str, list[str]]:
 
 def test_one_test_uses_the_runner_the_suite_runs_first(git_repo):
     root = git_repo({"package.json": json.dumps({
-        "scripts": {"test": "npm run lint && npm run borp && jest test/jest", "borp": "borp --coverage",
-                    "lint": "eslint ."},
-        "devDependencies": {"borp": "1", "jest": "29", "eslint": "9"}})})
-    assert cmds(root)["test_one"] == [commands.NODE_TEST_ONE]
+        "scripts": {"browser-test": "airtap test/browser.js", "test": "npm run lint && npm run borp && jest test/jest",
+                    "borp": "borp --coverage", "lint": "eslint ."},
+        "devDependencies": {"borp": "1", "jest": "29", "eslint": "9", "airtap": "4"}})})
+    got = cmds(root)
+    assert got["test_one"] == [commands.NODE_TEST_ONE]
+    assert got["test"][0] == "npm test"  # the suite's own entry before the other test scripts
 
 
 def test_one_test_runner_must_be_a_dependency(git_repo):
@@ -89,10 +91,10 @@ def test_nothing_from_examples_or_tutorials(git_repo):
         "CONTRIBUTING.rst": "Contributing\n============\n\nInstall\n-------\n\n.. code-block:: text\n\n    pip install -e .\n",
         "examples/tutorial/README.rst": "Flaskr\n======\n\nInstall\n-------\n\n::\n\n    pip install -e .\n    flask --app flaskr init-db\n\n"
                                         "Test\n----\n\n::\n\n    pip install '.[test]'\n    pytest\n",
-        "docs/tutorial/tests.md": "# Testing\n\nWrite a test for every view: always use the client fixture here.\n"})
+        "docs/tutorial/tests.md": "# Testing\n\nWrite a test for every view: always use the client fixture here.\n",
+        "docs/testing.rst": "Testing Flask Applications\n==========================\n\nRun it:\n\n::\n\n    pytest\n"})
     found = [c for c in commands.extract(Repo(root)) if c.rank == commands.DOCS]
-    assert found and all(not commands.is_example(c.source) for c in found)
-    assert all(c.source == "CONTRIBUTING.rst" for c in found)
+    assert found and all(c.source == "CONTRIBUTING.rst" for c in found)  # no examples/, no user docs
     text = conventions.render(Repo(root), DEFAULT_SPEC_GLOBS, 3000)
     assert "client fixture" not in text
 

@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 from itertools import islice
 
-from hippo.push.brief.repo import EXAMPLE_DIRS, MANIFEST_BYTES, Repo, parse_ini, redact
+from hippo.push.brief.repo import MANIFEST_BYTES, Repo, parse_ini, redact
 
 KINDS = ("install", "build", "test", "test_one", "lint", "format", "run")
 LABELS = {"install": "install", "build": "build", "test": "test (all)", "test_one": "test (one)", "lint": "lint/check",
@@ -385,7 +385,8 @@ def from_package_json(repo: Repo) -> list[Command]:
     if runner:
         out.append(Command("test_one", _ONE_TEST[runner], "package.json scripts.test", f"the suite runs {runner}",
                            INFERRED))
-    for script, body in list(scripts.items())[:60]:
+    ordered = sorted(list(scripts.items())[:60], key=lambda kv: kv[0] != "test")  # the suite's own entry first
+    for script, body in ordered:
         if not isinstance(body, str) or script.lower() in _LIFECYCLE or (
                 script.startswith(("pre", "post")) and script[3:].lstrip("t") in scripts):
             continue
@@ -872,16 +873,10 @@ SETUP_HEADING = re.compile(r"\b(develop|contribut|test|lint|format|build|setup|s
 _INLINE = re.compile(r"``([^`\n]{3,120})``|`([^`\n]{3,120})`")
 
 
-def is_example(path: str) -> bool:
-    """A file under an examples/tutorial folder documents some other project's setup (flask's
-    `examples/*/README` install lines), not this repo's."""
-    return any(part.lower() in EXAMPLE_DIRS for part in path.split("/")[:-1])
-
-
 def from_docs(repo: Repo, max_files: int = 8) -> list[Command]:
-    from hippo.push.brief.conventions import doc_sections
+    from hippo.push.brief.conventions import contributor_doc, doc_sections
 
-    docs = [f for f in repo.tracked() if DEV_DOC.search(f) and f.count("/") <= 3 and not is_example(f)]
+    docs = [f for f in repo.tracked() if DEV_DOC.search(f) and f.count("/") <= 3 and contributor_doc(f)]
     docs.sort(key=lambda f: (f.count("/"), not f.lower().startswith(("contributing", ".github/contributing")), f.lower()))
     out: list[Command] = []
     for rel in docs[:max_files]:

@@ -205,14 +205,22 @@ def sections(path: str, text: str) -> list[Section]:
     return out
 
 
+def contributor_doc(path: str) -> bool:
+    """Written for the project's contributors: not under an examples/tutorial folder, and under docs/ only
+    in a contributor file or folder (the rest of docs/ teaches the project's users)."""
+    if any(part.lower() in EXAMPLE_DIRS for part in path.split("/")[:-1]):
+        return False
+    return not USER_DOC.search(path) or bool(RULE_FILE.search(path))
+
+
 def keep_section(sec: Section) -> bool:
     """Conventions, not process: rule files keep every non-process section, other docs only rule headings."""
     if PROCESS_HEADING.search(sec.title) and not STRONG_HEADING.search(sec.title):
         return False
+    if not contributor_doc(sec.path):
+        return False
     if RULE_FILE.search(sec.path):
         return True
-    if USER_DOC.search(sec.path):
-        return False
     return bool(DEV_HEADING.search(sec.title)) and not sec.title.rstrip().endswith("?")  # FAQ entries are for users
 
 
