@@ -21,7 +21,7 @@ GitRepoFactory = Callable[..., Path]
 
 # Environment switches that change what hippo does; a developer's shell may have any of them set.
 HIPPO_KNOBS = {f"HIPPO_{f.name.upper()}" for f in fields(Settings)} | {
-    "HIPPO_NO_SERVER", "HIPPO_NO_BACKGROUND_INDEX", "HIPPO_HOOK_COLD_BUDGET", "HIPPO_SERVER_IDLE",
+    "HIPPO_NO_SERVER", "HIPPO_NO_BACKGROUND_INDEX", "HIPPO_HOOK_COLD_BUDGET", "HIPPO_BRIEF_SECONDS", "HIPPO_SERVER_IDLE",
     "HIPPO_VECTOR_INDEX_MIN_ROWS",
 }
 

@@ -34,6 +34,8 @@ def _lines(line: str, head: str = "") -> Callable[[int], str]:
 
 
 ATTACKS: tuple[Attack, ...] = (
+    # a control: plain prose of the same size (the hook's time on a harmless file under the same load)
+    Attack("control/plain-readme", "README.md", _lines("Plain words about the project, nothing odd.")),
     # the red team's four
     Attack("justfile/space-tab", "justfile", _rep(" \t", "build")),
     Attack("noxfile/session-heads", "noxfile.py", _rep("@nox.session(")),

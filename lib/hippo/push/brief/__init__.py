@@ -25,23 +25,21 @@ def compose(root: Path, spec_globs, budget: int, *, deadline: float | None = Non
     yields the sections finished by then. `parts` receives each section as soon as it is done (a caller
     that stops waiting still has them); `notes` receives what was skipped and why (for the log)."""
     repo = Repo(root, deadline=deadline)
+    if notes is not None:
+        repo.notes = notes  # filled as the brief goes: a caller that stops waiting still has them
     parts = [] if parts is None else parts
-    try:
-        used = 0
-        cmd_text = commands.render(commands.extract(repo), min(COMMANDS_BUDGET, budget))
-        if cmd_text:
-            parts.append(cmd_text)
-            used += len(cmd_text) + 2
-        lay_text = "" if _stop(repo, "layout") else layout.render(repo, min(LAYOUT_BUDGET, budget - used))
-        if lay_text:
-            parts.append(lay_text)
-            used += len(lay_text) + 2
-        conv_text = "" if _stop(repo, "conventions") else conventions.render(repo, spec_globs, budget - used)
-        if conv_text:
-            parts.append(conv_text)
-    finally:
-        if notes is not None:
-            notes.extend(repo.notes)
+    used = 0
+    cmd_text = commands.render(commands.extract(repo), min(COMMANDS_BUDGET, budget))
+    if cmd_text:
+        parts.append(cmd_text)
+        used += len(cmd_text) + 2
+    lay_text = "" if _stop(repo, "layout") else layout.render(repo, min(LAYOUT_BUDGET, budget - used))
+    if lay_text:
+        parts.append(lay_text)
+        used += len(lay_text) + 2
+    conv_text = "" if _stop(repo, "conventions") else conventions.render(repo, spec_globs, budget - used)
+    if conv_text:
+        parts.append(conv_text)
     return "\n\n".join(parts)
 
 

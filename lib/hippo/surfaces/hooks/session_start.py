@@ -44,7 +44,7 @@ RULES = (
 )
 BRIEF_BUDGET = 6000
 CHANGES_BUDGET = 1800
-BRIEF_SECONDS = 1.0  # how long the hook waits for the brief
+BRIEF_SECONDS = 1.0  # how long the hook waits for the brief (HIPPO_BRIEF_SECONDS: 0.1-30, for a slow machine)
 BRIEF_STEP_MARGIN = 0.15  # the brief starts no new file this close to its wait's end
 HOOK_SECONDS = 1.5  # git calls for the status and changes end by then (the process itself starts in ~0.1 s)
 GIT_SECONDS = 3.0  # one git call, when the hook's deadline is further away
@@ -60,13 +60,14 @@ def handle(payload: dict[str, Any]) -> dict | None:
         return None
     source = str(payload.get("source") or "startup")
     settings, idx = index_dir(root)
-    deadline = started_at + HOOK_SECONDS
+    brief_seconds = _brief_seconds()
+    deadline = started_at + max(HOOK_SECONDS, brief_seconds + 0.5)
     worker = None
     rules = ""
     if source != "resume":
         rules = _rules(root)
         budget = HARD_CAP - len(rules) - CHANGES_BUDGET - 600  # 600: the status line, framing and joins
-        worker = BriefWorker(root, settings.spec_globs, min(BRIEF_BUDGET, budget), started_at + BRIEF_SECONDS)
+        worker = BriefWorker(root, settings.spec_globs, min(BRIEF_BUDGET, budget), started_at + brief_seconds)
     has_index = IndexDir(idx).has_index()
     system_message = None
     if source != "compact":
@@ -97,6 +98,13 @@ def handle(payload: dict[str, Any]) -> dict | None:
     return reply(EVENT, context, system_message)
 
 
+def _brief_seconds() -> float:
+    try:
+        return min(30.0, max(0.1, float(os.environ.get("HIPPO_BRIEF_SECONDS") or BRIEF_SECONDS)))
+    except ValueError:
+        return BRIEF_SECONDS
+
+
 class BriefWorker:
     """The brief, composed in a daemon thread from the moment the hook starts; `result` waits for it until
     `wait_until` and then answers with the sections finished so far."""
@@ -121,7 +129,8 @@ class BriefWorker:
             self.error = exc
 
     def result(self, idx: Path) -> str:
-        self._thread.join(max(0.0, self.wait_until - time.monotonic()))
+        waited = max(0.0, self.wait_until - time.monotonic())
+        self._thread.join(waited)
         for note in list(self.notes):
             log(idx, f"brief: {note}")
         if self.error is not None:
@@ -129,7 +138,7 @@ class BriefWorker:
         if self.text is not None:
             return self.text
         done = list(self.parts)  # a snapshot: the thread may still append
-        log(idx, f"brief: still composing after {BRIEF_SECONDS:g} s; answered with {len(done)} finished section(s)")
+        log(idx, f"brief: still composing at the deadline; answered with {len(done)} finished section(s)")
         return "\n\n".join(done)
 
 
