@@ -31,10 +31,12 @@ RUNNERS = {"node --test": "node", "borp": "node", "jest": "jest", "vitest": "vit
 
 
 def brief_of(root: Path, lib: Path) -> str:
-    code = ("import sys\nfrom pathlib import Path\n"
-            "try:\n    from hippo.push.brief import compose\n    from hippo.core.config import DEFAULT_SPEC_GLOBS\n"
-            "except ImportError:\n    from hippo.brief import compose\n    from hippo.config import DEFAULT_SPEC_GLOBS\n"
-            "print(compose(Path(sys.argv[1]), DEFAULT_SPEC_GLOBS, 6000))\n")
+    # the layered package (hippo.push.brief), or the flat one of checkouts from before the layout move
+    code = ("import importlib, sys\nfrom pathlib import Path\n"
+            "for pkg, conf in (('push.brief', 'core.config'), ('brief', 'config')):\n"
+            "    try:\n        b, c = (importlib.import_module('hippo.' + m) for m in (pkg, conf))\n        break\n"
+            "    except ImportError:\n        continue\n"
+            "print(b.compose(Path(sys.argv[1]), c.DEFAULT_SPEC_GLOBS, 6000))\n")
     env = {**os.environ, "PYTHONPATH": str(lib)}
     return subprocess.run([sys.executable, "-c", code, str(root)], capture_output=True, text=True, env=env,
                           timeout=60).stdout
