@@ -17,9 +17,7 @@ from hippo.surfaces.service import client
 # What a test waits for the warm server: its answer is under test, not how fast a loaded CI box gives it
 # (the hooks themselves wait client.WARM_TIMEOUT_S).
 LOADED_BOX_S = 60.0
-# HIPPO_BRIEF_SECONDS: tests that read the brief's content give it room on a loaded machine (the deadline's own
-# tests set it, or leave it at its default, themselves)
-HOOK_ENV = {"HIPPO_NO_BACKGROUND_INDEX": "1", "HIPPO_NO_SERVER": "1", "HIPPO_MODEL": "fake", "HIPPO_BRIEF_SECONDS": "20"}
+HOOK_ENV = {"HIPPO_NO_BACKGROUND_INDEX": "1", "HIPPO_NO_SERVER": "1", "HIPPO_MODEL": "fake"}
 
 
 def run_hook(event: str, stdin: bytes | str, env: dict | None = None, timeout: float = 60) -> subprocess.CompletedProcess:

@@ -115,3 +115,9 @@ def test_no_contributor_text_is_said_plainly(git_repo):
     root = git_repo({"README.md": "# Lib\n\n## Usage\n\nCall lib.run() with a path and it does the thing.\n",
                      "docs/guide.md": "# Guide\n\n## Testing your code\n\nUse the fixture in your own tests always.\n"})
     assert conventions.render(Repo(root), DEFAULT_SPEC_GLOBS, 3000) == conventions.NONE_WRITTEN
+
+
+def test_docs_named_by_the_repos_own_spec_globs_still_count(git_repo):
+    root = git_repo({"docs/design.md": "# Design rules\n\nEvery module owns one thing; never import upward.\n"})
+    assert "never import upward" in conventions.render(Repo(root), ("docs/*.md",), 3000)
+    assert "never import upward" not in conventions.render(Repo(root), DEFAULT_SPEC_GLOBS, 3000)

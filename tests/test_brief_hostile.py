@@ -309,8 +309,8 @@ RED_TEAM_FILES = {  # the issue's cases, at the issue's sizes
 
 @pytest.mark.timeout(90)
 def test_the_session_start_hook_answers_on_the_red_team_files(git_repo, tmp_path):
-    """With the default deadline the hook replies and exits 0 whatever the load; with room to finish (20 s, where
-    main hung for minutes) the brief is whole and the log says what was skipped."""
+    """With the default deadline the hook replies and exits 0 whatever the load; with room to finish (the suite's
+    20 s, where main hung for minutes) the brief is whole and the log says what was skipped."""
     root = git_repo({**RED_TEAM_FILES, "app/__init__.py": '"""The demo app."""\n', "README.md": "# demo\n"})
     quick = _hook(root, tmp_path, {"HIPPO_BRIEF_SECONDS": "1"})
     assert quick.returncode == 0, quick.stderr

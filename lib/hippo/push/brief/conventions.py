@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hippo.core import pathkind
+from hippo.core.config import DEFAULT_SPEC_GLOBS
 from hippo.core.repo_read import NEVER_DESCEND
 from hippo.push.brief.repo import EXAMPLE_DIRS, Repo, redact
 
@@ -213,11 +214,12 @@ def contributor_doc(path: str) -> bool:
     return not USER_DOC.search(path) or bool(RULE_FILE.search(path))
 
 
-def keep_section(sec: Section) -> bool:
-    """Conventions, not process: rule files keep every non-process section, other docs only rule headings."""
+def keep_section(sec: Section, user_docs: bool = False) -> bool:
+    """Conventions, not process: rule files keep every non-process section, other docs only rule headings.
+    `user_docs`: the repo's own spec_globs chose the docs, so docs/ pages count as the project's rules too."""
     if PROCESS_HEADING.search(sec.title) and not STRONG_HEADING.search(sec.title):
         return False
-    if not contributor_doc(sec.path):
+    if not contributor_doc(sec.path) and not (user_docs and USER_DOC.search(sec.path)):
         return False
     if RULE_FILE.search(sec.path):
         return True
@@ -378,6 +380,7 @@ def yaml_list_after(text: str, key: str) -> list[str]:
 def collect(repo: Repo, globs) -> tuple[list[Section], list[str]]:
     secs: list[Section] = []
     configs: list[str] = []
+    chosen = tuple(globs) != tuple(DEFAULT_SPEC_GLOBS)  # the repo's hippo.toml named its spec files
     files = spec_files(repo.root, globs, repo)[: MAX_SPEC_FILES * 4]
     repo.vet(files)  # the read gate for all of them at once (one git call for the untracked)
     for rel in files:
@@ -385,7 +388,7 @@ def collect(repo: Repo, globs) -> tuple[list[Section], list[str]]:
             repo.note(f"deadline: conventions stopped before {rel}")
             break
         if rel.lower().endswith(DOC_EXT) or "." not in rel.rsplit("/", 1)[-1] and not rel.startswith("."):
-            secs.extend(s for s in doc_sections(repo, rel) if keep_section(s))
+            secs.extend(s for s in doc_sections(repo, rel) if keep_section(s, user_docs=chosen))
         else:
             line = config_line(repo, rel)
             if line:
