@@ -118,6 +118,6 @@ def test_no_contributor_text_is_said_plainly(git_repo):
 
 
 def test_docs_named_by_the_repos_own_spec_globs_still_count(git_repo):
-    root = git_repo({"docs/design.md": "# Design rules\n\nEvery module owns one thing; never import upward.\n"})
+    root = git_repo({"docs/design.md": "# Coding conventions\n\nEvery module owns one thing; never import upward.\n"})
     assert "never import upward" in conventions.render(Repo(root), ("docs/*.md",), 3000)
     assert "never import upward" not in conventions.render(Repo(root), DEFAULT_SPEC_GLOBS, 3000)
