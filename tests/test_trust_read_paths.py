@@ -88,10 +88,10 @@ def test_session_start_default_globs_skip_gitignored_docs(tmp_path):
     root = tmp_path / "repo"
     root.mkdir()
     git(root, "init", "-q", "-b", "main")
-    (root / "docs" / "private").mkdir(parents=True)
-    (root / "docs" / "guide.md").write_text(_doc("zebra-guide-visible"))
-    (root / "docs" / "private" / "notes.md").write_text(_doc("zebra-private-notes"))  # matches docs/**/*.md
-    (root / ".gitignore").write_text("docs/private/\n")
+    (root / "docs" / "development" / "private").mkdir(parents=True)  # contributor docs (the rest of docs/ is for users)
+    (root / "docs" / "development" / "guide.md").write_text(_doc("zebra-guide-visible"))
+    (root / "docs" / "development" / "private" / "notes.md").write_text(_doc("zebra-private-notes"))  # docs/**/*.md
+    (root / ".gitignore").write_text("docs/development/private/\n")
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "docs")
     ctx = _session_context(root, tmp_path)
