@@ -64,9 +64,23 @@ def repo_table(records: list[dict], kind: str) -> list[str]:
     return out
 
 
+def runner_table(records: list[dict], kind: str) -> list[str]:
+    """Per test runner (its output format is what the diagnosis has to read): shown / named per system."""
+    rows_all = [r for r in records if r["kind"] == kind]
+    out = ["| runner | cases | silent (hippo) | " + " | ".join(f"{LABELS[s]} shown / named" for s in SYSTEMS) + " |",
+           "|---|---|---|" + "---|" * len(SYSTEMS)]
+    for runner in sorted({runner_of(r["command"]) for r in rows_all}):
+        rows = [r for r in rows_all if runner_of(r["command"]) == runner]
+        silent = sum(1 for r in rows if not r["hippo"]["injected"])
+        cells = [f"{_rate(rows, s, 'function')} / {_rate(rows, s, 'named')}" for s in SYSTEMS]
+        out.append(f"| {runner} | {len(rows)} | {silent} | " + " | ".join(cells) + " |")
+    return out
+
+
 def render(records: list[dict]) -> str:
     parts = ["Fix commits:", "", *split_table(records, "fix"), "", "Mutants:", "", *split_table(records, "mutation"),
-             "", "Fix commits per repository (all splits):", "", *repo_table(records, "fix")]
+             "", "Fix commits per repository (all splits):", "", *repo_table(records, "fix"),
+             "", "Fix commits per runner (all splits):", "", *runner_table(records, "fix")]
     if any(r["kind"] == "mutation" for r in records):
         parts += ["", "Mutants per repository:", "", *repo_table(records, "mutation")]
     return "\n".join(parts) + "\n"
