@@ -153,6 +153,7 @@ def test_evaluate_case_end_to_end_on_a_real_index(repo, monkeypatch):
     assert r["split"] in ("tune", "heldout") and "named" in r["hippo"] and "named" in r["traceback±20"]
     md = tables.render(recs)
     assert "| local/calc |" in md and "test's direct callees" in md
+    assert "| pytest | 1 | 0 |" in md  # the per-runner row: one case, hippo not silent
 
 
 def test_callees_from_the_runner_named_test_when_no_frame_is_in_a_test(repo):
