@@ -226,7 +226,7 @@ def test_incomplete_snapshot_is_refused_and_index_falls_back(tmp_path, shared):
     fs.delete_file(loc.join(head, pub.publish_id, "state.json"))  # data lost after the manifest was written
     dev = clone(ci, tmp_path / "dev")
     res = team.sync_base(dev, load_settings(dev))
-    assert res.action == "offline" and "could not download" in res.message
+    assert res.action == "rejected" and "state.json is listed but missing" in res.message
     assert not any((dev / ".hippo").glob(team.DOWNLOAD_PREFIX + "*"))
     rep = index_repo(dev, load_settings(dev), embedder=FakeEmbedder())
     assert rep.chunks_written == pub.chunks  # a full local index instead

@@ -130,12 +130,23 @@ def decode(data: bytes) -> str:
         return data.decode("utf-8", errors="replace")
 
 
-def chunks_for_file(rel: str, data: bytes) -> list[Chunk]:
-    from hippo.chunking import chunk_file
+def indexed_text(data: bytes) -> str:
+    """A file's text as the index holds it: decoded, NULs replaced, secrets redacted. Whatever compares
+    indexed text with a live file (base verification, stale search hits) compares against this."""
     from hippo.secrets import redact
 
-    text, _kinds = redact(decode(data).replace("\x00", "\ufffd"))
-    return chunk_file(rel, text)
+    return redact(decode(data).replace("\x00", "\ufffd"))[0]
+
+
+def chunks_for_file(rel: str, data: bytes) -> list[Chunk]:
+    from hippo.chunking import chunk_file
+
+    return chunk_file(rel, indexed_text(data))
+
+
+def rows_for_file(rel: str, data: bytes, model_id: str) -> list[dict]:
+    """The rows the indexer writes for `rel` with these bytes (vectors aside). Deterministic."""
+    return _rows_for(rel, chunks_for_file(rel, data), model_id)
 
 
 def _rows_for(rel: str, chunks: list[Chunk], model_id: str) -> list[dict]:
@@ -499,7 +510,7 @@ class Indexer:
         Its record still goes into the state with its sha, so later runs do not retry it until it changes.
         """
         try:
-            return _rows_for(rel, chunks_for_file(rel, data), self.model_name)
+            return rows_for_file(rel, data, self.model_name)
         except Exception as exc:  # noqa: BLE001 - one file must never end the run
             first = (str(exc).strip().splitlines() or [""])[0][:120]
             report.notices.append(f"skipped {_shown(rel)}: it could not be chunked ({type(exc).__name__}"
