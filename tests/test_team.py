@@ -449,15 +449,15 @@ def test_poisoned_base_rows_are_dropped_and_the_file_indexed_locally(tmp_path, a
     dev = clone(ci, tmp_path / "dev")
     settings = load_settings(dev)
     res = team.sync_base(dev, settings)
-    assert res.action == "seeded" and sorted(res.reindexed) == [POISONED, "src/ghost.py"]
-    assert "did not match the files and were dropped" in res.message and "\n" not in res.message
     emb = FakeEmbedder()
     rep = index_repo(dev, settings, embedder=emb)
-    assert rep.files_changed == 1  # the poisoned file, indexed from the local bytes
+    assert MARKER not in surfaces_text(dev, tmp_path)
     full_dir, _, _ = full_local(dev, tmp_path / "full-index")
     assert rows_of(dev / ".hippo") == rows_of(full_dir)  # nothing of the injection is left
+    assert res.action == "seeded" and sorted(res.reindexed) == [POISONED, "src/ghost.py"]
+    assert "did not match the files and were dropped" in res.message and "\n" not in res.message
+    assert rep.files_changed == 1  # the poisoned file, indexed from the local bytes
     assert index_repo(dev, settings, embedder=emb).files_changed == 0  # and it stays that way
-    assert MARKER not in surfaces_text(dev, tmp_path)
 
 
 def test_rows_that_differ_from_the_live_file_are_never_shown(tmp_path, monkeypatch):
