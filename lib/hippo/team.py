@@ -545,7 +545,12 @@ def _seed(root: Path, settings: Settings, loc: Location, fs, base: Manifest):
         state = load_state(tmp)
         if state is None or state.model_id != base.model_id or state.dim != base.dim:
             raise BaseRejected("its state.json is unreadable or names another model")
-        check = verify_base(root, settings, tmp, state)
+        try:
+            check = verify_base(root, settings, tmp, state)
+        except OSError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - tables that match their hashes yet do not read as an index
+            raise BaseRejected(f"its tables cannot be read ({type(exc).__name__}: {_short(exc, 80)})") from exc
         with WriterLock(index_dir, 30.0):
             team = load_team(index_dir)
             team["seeding"] = base.commit  # a kill inside the swap is redone by the next sync

@@ -8,14 +8,15 @@ How (one read and one chunking per file, no per-line search): the chunker is det
 file of the base that the work tree holds at the blob id the base claims (git's own verdict: tracked and
 clean at that blob), the rows are derived again from the local bytes, redacted as the indexer redacts,
 and must equal the base's rows of that file in every column but the vector (id, lines, text, symbol,
-breadcrumb, identifiers, vector key). A file that differs, or whose local copy is not at the claimed blob
+breadcrumb, vector key). A file that differs, or whose local copy is not at the claimed blob
 (edited, untracked, another commit), loses its rows and its state record, so the ordinary indexer
 indexes it locally. A file the work tree no longer has keeps its record, and the indexer deletes it as
 usual. Rows under a path the state does not list are removed. The base's content-skip verdicts are
 dropped (discovery sniffs those files again), so a base cannot hide a file either.
 
-Not checked: the vectors. That would mean embedding everything again, which is what a base saves; a
-wrong vector can reorder results, never put text into them.
+Not checked: the vectors (that would mean embedding everything again, which is what a base saves) and
+`text_ids`, the identifier words the keyword index matches on (deriving them is ~40% of the chunking
+time). Both only steer ranking: a wrong one can reorder results, never put text into them.
 """
 from __future__ import annotations
 
@@ -27,9 +28,8 @@ from pathlib import Path
 from hippo.config import Settings
 from hippo.state import FileRecord, IndexState, save_state
 
-# Every column a row is shown or found by; `embedded` and `vector` are the vector cache's business.
-FIELDS = ("id", "path", "start_line", "end_line", "language", "symbol", "kind", "breadcrumb", "text",
-          "text_ids", "vkey")
+# Every column a row is shown by; `text_ids`, `embedded` and `vector` only rank (see the module doc).
+FIELDS = ("id", "path", "start_line", "end_line", "language", "symbol", "kind", "breadcrumb", "text", "vkey")
 DELETE_BATCH = 500  # paths per delete (one SQL IN list)
 
 
@@ -117,7 +117,7 @@ def _record_if_reproduced(root: Path, rel: str, entry, model_id: str, claimed: l
     except OSError:
         return None
     try:
-        rows = rows_for_file(rel, data, model_id)
+        rows = rows_for_file(rel, data, model_id, identifiers=False)
     except Exception:  # noqa: BLE001 - the indexer stores an unchunkable file with no rows; so must the base
         rows = []
     if sorted(_key(r) for r in rows) != claimed:
