@@ -580,3 +580,32 @@ def test_a_repository_cannot_raise_the_download_cap(tmp_path, monkeypatch):
     assert load_settings(root).shared_index_max_mb == 2048
     monkeypatch.setenv("HIPPO_SHARED_INDEX_MAX_MB", "64")
     assert load_settings(root).shared_index_max_mb == 64
+
+
+def test_a_later_base_is_verified_by_the_local_rows_yet_poison_is_still_caught(tmp_path, monkeypatch):
+    """A second base chunks only the files whose rows the trusted local index does not already hold; a
+    poisoned file of an otherwise unchanged base is still refused."""
+    monkeypatch.setenv("HIPPO_MODEL", "fake")
+    monkeypatch.setenv("HIPPO_SHARED_INDEX", str(tmp_path / "share"))
+    ci, _pub = publish_sample(tmp_path)
+    dev = clone(ci, tmp_path / "dev")
+    first = team.sync_base(dev, load_settings(dev))
+    assert first.action == "seeded" and first.verification.matched_by_local == 0
+    index_repo(dev, load_settings(dev), embedder=FakeEmbedder())
+    n = first.verification.matched
+    # CI: one more commit, published poisoned in a file that did not change
+    write_files(ci, {"src/feature.py": "def feature():\n    return 'new'\n"})
+    git(ci, "add", "-A")
+    git(ci, "commit", "-q", "-m", "feature")
+    index_repo(ci, load_settings(ci), embedder=FakeEmbedder())
+    poison(ci / ".hippo")
+    team.publish(ci, load_settings(ci), embedder=FakeEmbedder())
+    git(dev, "pull", "-q", "--no-rebase", "origin", "main")
+    second = team.sync_base(dev, load_settings(dev), force_check=True)
+    check = second.verification
+    assert second.action == "seeded" and sorted(second.reindexed) == [POISONED, "src/ghost.py"]
+    assert check.matched_by_local == n - 1 and check.matched == n  # all but the poisoned file, + feature.py
+    rep = index_repo(dev, load_settings(dev), embedder=FakeEmbedder())
+    assert rep.files_changed == 1
+    full_dir, _, _ = full_local(dev, tmp_path / "full-index")
+    assert rows_of(dev / ".hippo") == rows_of(full_dir)

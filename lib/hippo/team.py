@@ -369,6 +369,7 @@ class SyncResult:
     bytes: int = 0
     reindexed: list[str] = field(default_factory=list)  # base files whose rows failed verification
     verify_seconds: float = 0.0
+    verification: object = None  # the team_verify.Verification of a seeded base
 
 
 def _team_file(index_dir: Path) -> Path:
@@ -466,7 +467,9 @@ def _sync_base(root: Path, settings: Settings, force_check: bool, embedder_model
         return _finish(index_dir, team, heads[0], SyncResult("rejected", team.get("base_commit")), started,
                        team.get("rejected_notice"))
     try:
-        size, check = _seed(root, settings, loc, fs, base)
+        # A local index seeded before bases were verified vouches for nothing.
+        trusted = not team.get("base_commit") or bool(team.get("verified"))
+        size, check = _seed(root, settings, loc, fs, base, trusted and not interrupted)
     except BaseRejected as exc:
         notice = f"hippo: shared index {base.commit[:12]}/{base.publish_id} rejected: {_short(exc, 240)}; " \
                  "indexing locally."
@@ -476,8 +479,9 @@ def _sync_base(root: Path, settings: Settings, force_check: bool, embedder_model
         return _finish(index_dir, team, heads[0], SyncResult("offline", team.get("base_commit")), started,
                        f"hippo: could not download the shared index ({_short(exc)}); indexing locally.")
     team.pop("seeding", None)
-    team.update(base_commit=base.commit, base_publish_id=base.publish_id, base_model=base.model_id)
-    res = SyncResult("seeded", base.commit, bytes=size, reindexed=check.refused, verify_seconds=check.seconds)
+    team.update(base_commit=base.commit, base_publish_id=base.publish_id, base_model=base.model_id, verified=True)
+    res = SyncResult("seeded", base.commit, bytes=size, reindexed=check.refused, verify_seconds=check.seconds,
+                     verification=check)
     redo = ""
     if check.refused:
         n = len(check.refused)
@@ -521,11 +525,13 @@ def _local_is_fresher(root: Path, state, base: Manifest, model_id: str, schema_v
     return gitutil.is_ancestor(root, base.commit, state.indexed_commit)
 
 
-def _seed(root: Path, settings: Settings, loc: Location, fs, base: Manifest):
+def _seed(root: Path, settings: Settings, loc: Location, fs, base: Manifest, trusted: bool):
     """Download the files the manifest lists beside `.hippo/db`, check each one's size and sha256, verify
     the rows against the local files (hippo.team_verify), then swap it in under the lock.
 
-    Returns (bytes downloaded, the verification). Raises BaseRejected for a snapshot that does not match
+    `trusted`: the local index was built here or from a verified base, so its rows may vouch for equal
+    base rows of the same blob (hippo.team_verify). Returns (bytes downloaded, the verification). Raises
+    BaseRejected for a snapshot that does not match
     its manifest, RemoteError when the store fails.
     """
     from hippo.indexer import WriterLock, index_dir_for
@@ -546,7 +552,7 @@ def _seed(root: Path, settings: Settings, loc: Location, fs, base: Manifest):
         if state is None or state.model_id != base.model_id or state.dim != base.dim:
             raise BaseRejected("its state.json is unreadable or names another model")
         try:
-            check = verify_base(root, settings, tmp, state)
+            check = verify_base(root, settings, tmp, state, trusted_dir=index_dir if trusted else None)
         except OSError:
             raise
         except Exception as exc:  # noqa: BLE001 - tables that match their hashes yet do not read as an index

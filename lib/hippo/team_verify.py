@@ -14,6 +14,10 @@ indexes it locally. A file the work tree no longer has keeps its record, and the
 usual. Rows under a path the state does not list are removed. The base's content-skip verdicts are
 dropped (discovery sniffs those files again), so a base cannot hide a file either.
 
+A file whose rows equal the rows the local index already holds for the same blob is verified by that
+equality, without chunking, when the local index is trusted (built here, or from a base verified like
+this): so a later base costs only the files that changed since the last one.
+
 Not checked: the vectors (that would mean embedding everything again, which is what a base saves) and
 `text_ids`, the identifier words the keyword index matches on (deriving them is ~40% of the chunking
 time). Both only steer ranking: a wrong one can reorder results, never put text into them.
@@ -37,6 +41,7 @@ DELETE_BATCH = 500  # paths per delete (one SQL IN list)
 class Verification:
     files: int = 0  # files of the base whose rows were checked against the local bytes
     matched: int = 0
+    matched_by_local: int = 0  # of those, vouched for by the trusted local index (no chunking)
     dropped: list[str] = field(default_factory=list)  # at the claimed blob, yet other rows: removed
     elsewhere: int = 0  # files the work tree holds at another blob (or edited): removed, indexed locally
     orphans: list[str] = field(default_factory=list)  # paths with rows but no state record: removed
@@ -49,8 +54,11 @@ class Verification:
         return self.dropped + self.orphans
 
 
-def verify_base(root: Path, settings: Settings, snap_dir: Path, state: IndexState) -> Verification:
-    """Keep only the base rows the local files reproduce; rewrite `snap_dir`'s table and state.json."""
+def verify_base(root: Path, settings: Settings, snap_dir: Path, state: IndexState,
+                trusted_dir: Path | None = None) -> Verification:
+    """Keep only the base rows the local files reproduce; rewrite `snap_dir`'s table and state.json.
+
+    `trusted_dir`: an index whose rows are known good (see the module doc), or None."""
     from hippo.discovery import discover
     from hippo.store import Store
 
@@ -58,6 +66,7 @@ def verify_base(root: Path, settings: Settings, snap_dir: Path, state: IndexStat
     report = Verification()
     listed_at = time.time_ns()
     local = {f.path: f for f in discover(root, settings).files}
+    known, known_rows = _trusted(trusted_dir, state)
     store = Store(snap_dir, state.dim, writer=True)
     try:
         claimed = _rows_by_path(store)
@@ -72,6 +81,13 @@ def verify_base(root: Path, settings: Settings, snap_dir: Path, state: IndexStat
                 report.elsewhere += 1
                 continue
             report.files += 1
+            mine = known.get(rel)
+            if mine is not None and mine.blob == rec.blob and known_rows.get(rel, []) == claimed.get(rel, []):
+                state.files[rel] = FileRecord(size=mine.size, mtime_ns=f.mtime_ns, sha=mine.sha, blob=f.blob,
+                                              chunks=len(claimed.get(rel, [])))
+                report.matched += 1
+                report.matched_by_local += 1
+                continue
             fresh = _record_if_reproduced(root, rel, f, state.model_id, claimed.get(rel, []))
             if fresh is None:
                 drop.append(rel)
@@ -92,6 +108,28 @@ def verify_base(root: Path, settings: Settings, snap_dir: Path, state: IndexStat
     save_state(snap_dir, state)
     report.seconds = time.monotonic() - started
     return report
+
+
+def _trusted(index_dir: Path | None, base: IndexState) -> tuple[dict[str, FileRecord], dict[str, list[tuple]]]:
+    """The trusted local index's file records and rows (empty when there is none, or it does not read)."""
+    from hippo.state import load_state
+
+    if index_dir is None:
+        return {}, {}
+    state = load_state(index_dir)
+    if state is None or not state.complete or (state.model_id, state.dim) != (base.model_id, base.dim) \
+            or not (index_dir / "db").is_dir():
+        return {}, {}
+    from hippo.store import Store
+
+    try:
+        store = Store(index_dir, state.dim)
+        try:
+            return state.files, _rows_by_path(store)
+        finally:
+            store.close()
+    except Exception:  # noqa: BLE001 - a shortcut only: without it every file is chunked
+        return {}, {}
 
 
 def _rows_by_path(store) -> dict[str, list[tuple]]:
