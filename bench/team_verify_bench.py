@@ -62,7 +62,7 @@ def measure(arg: str, work: Path) -> dict:
             fh.write("\n# edited by the benchmark\n")
     subprocess.run(["git", "-C", str(ci), "commit", "-qam", "bench edit"], check=True, env={**os.environ, **GIT_ENV})
     team.publish(ci, load_settings(ci), embedder=FakeEmbedder())
-    subprocess.run(["git", "-C", str(dev), "pull", "-q", "--no-rebase", "origin"], check=True,
+    subprocess.run(["git", "-C", str(dev), "pull", "-q", "--no-rebase", str(ci), "HEAD"], check=True,
                    env={**os.environ, **GIT_ENV})
     again = team.sync_base(dev, load_settings(dev), force_check=True)
     assert again.action == "seeded", again
