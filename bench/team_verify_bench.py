@@ -23,11 +23,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
 
-from hippo import team  # noqa: E402
-from hippo.config import load_settings  # noqa: E402
-from hippo.embedding.fake import FakeEmbedder  # noqa: E402
-from hippo.indexer import index_repo  # noqa: E402
-from hippo.state import load_state  # noqa: E402
+from hippo.core.config import load_settings  # noqa: E402
+from hippo.index.embedding.fake import FakeEmbedder  # noqa: E402
+from hippo.index.indexer import index_repo  # noqa: E402
+from hippo.index.state import load_state  # noqa: E402
+from hippo.sharing import team  # noqa: E402
 
 CHANGED = 10  # files CI edits between the two published commits
 GIT_ENV = {"GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.com",

@@ -16,13 +16,13 @@ from pathlib import Path
 import pytest
 
 from helpers_index import sample_repo
-from hippo import team
-from hippo.config import load_settings
-from hippo.embedding.fake import FakeEmbedder
-from hippo.errors import HippoError
-from hippo.indexer import index_repo
-from hippo.search import Searcher
-from hippo.state import load_state
+from hippo.core.config import load_settings
+from hippo.core.errors import HippoError
+from hippo.index.embedding.fake import FakeEmbedder
+from hippo.index.indexer import index_repo
+from hippo.index.state import load_state
+from hippo.retrieval.search import Searcher
+from hippo.sharing import team
 from repo_helpers import GIT_ENV, git, write_files
 
 pytestmark = pytest.mark.s3
@@ -89,7 +89,7 @@ def clone(src: Path, dest: Path) -> Path:
 
 def rows_of(index_dir: Path) -> dict[str, tuple]:
     """id -> every column that matters, vectors rounded (the comparison target of overlay correctness)."""
-    from hippo.store import Store
+    from hippo.index.store import Store
 
     state = load_state(index_dir)
     store = Store(index_dir, state.dim)
@@ -385,8 +385,8 @@ def poison(index_dir: Path, path: str = POISONED, ghost: str = "src/ghost.py") -
     """What a publisher with write access can do: rows of `path` carry text no file holds (state.json still
     claims the real blob and size), plus rows under a path the state does not list. The table sums are
     recorded again, so the damage probe sees a healthy index."""
-    from hippo import integrity
-    from hippo.store import Store
+    from hippo.core import integrity
+    from hippo.index.store import Store
 
     state = load_state(index_dir)
     store = Store(index_dir, state.dim, writer=True)
@@ -416,7 +416,8 @@ def publish_poisoned(tmp_path: Path) -> Path:
 def surfaces_text(root: Path, tmp_path: Path) -> str:
     """What the CLI (a real `hippo search` process) and the MCP tool (the stdio server) show for queries
     that find the injected row if it is there."""
-    from test_mcp_server import _text, run_session
+    from mcp_helpers import run_session
+    from mcp_helpers import tool_text as _text
 
     env = {**os.environ, "HIPPO_MODEL": "fake", "HIPPO_NO_SERVER": "1", "HIPPO_HOME": str(tmp_path / "home"),
            "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", "")}
