@@ -19,8 +19,8 @@ A reader trusts nothing it was not told about: it downloads only the files the m
 listing of the prefix), each at most its listed size, the whole under `shared_index_max_mb`, and checks
 every file's size and sha256; any mismatch, or a manifest without hashes, rejects the base in one line
 and the repository is indexed locally. The rows of an accepted base are then checked against the files
-they claim (hippo.sharing.team_verify) before the swap: a file whose rows the local chunker does not reproduce
-loses them and is indexed locally.
+they claim (hippo.sharing.team_verify) before the swap: a file whose rows the local chunker does not
+reproduce loses them and is indexed locally.
 
 Local side: the snapshot is downloaded and becomes `.hippo/` (tables + state.json, the state's file
 records keyed by git blob id). The ordinary incremental indexer then re-indexes only files whose content
@@ -188,7 +188,7 @@ class Manifest:
         bad = next((k for k, v in self.files.items() if v < 0), None) or \
             next((k for k, v in self.sha256.items() if len(v) != 64 or v.strip("0123456789abcdef")), None)
         if bad is not None:
-            return f"its manifest has a malformed entry for {bad}"
+            return f"its manifest has a malformed entry for {bad!r}"
         total = sum(self.files.values())
         if total > cap_bytes:
             return (f"it is {total / MiB:,.0f} MB, over the {cap_bytes / MiB:,.0f} MB limit "
@@ -531,9 +531,8 @@ def _seed(root: Path, settings: Settings, loc: Location, fs, base: Manifest, tru
     the rows against the local files (hippo.sharing.team_verify), then swap it in under the lock.
 
     `trusted`: the local index was built here or from a verified base, so its rows may vouch for equal
-    base rows of the same blob (hippo.sharing.team_verify). Returns (bytes downloaded, the verification). Raises
-    BaseRejected for a snapshot that does not match
-    its manifest, RemoteError when the store fails.
+    base rows of the same blob. Returns (bytes downloaded, the verification). Raises BaseRejected for a
+    snapshot that does not match its manifest, RemoteError when the store fails.
     """
     from hippo.index.indexer import WriterLock, index_dir_for
     from hippo.index.state import load_state
