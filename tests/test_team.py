@@ -610,3 +610,21 @@ def test_a_later_base_is_verified_by_the_local_rows_yet_poison_is_still_caught(t
     assert rep.files_changed == 1
     full_dir, _, _ = full_local(dev, tmp_path / "full-index")
     assert rows_of(dev / ".hippo") == rows_of(full_dir)
+
+
+def test_an_index_seeded_before_verification_is_replaced_by_a_verified_base(tmp_path, monkeypatch):
+    """An index seeded by an older hippo (no `verified` mark) may hold poisoned rows: the next sync seeds
+    again and verifies, instead of keeping it because it is at the base commit."""
+    monkeypatch.setenv("HIPPO_MODEL", "fake")
+    monkeypatch.setenv("HIPPO_SHARED_INDEX", str(tmp_path / "share"))
+    ci, _pub = publish_sample(tmp_path)
+    dev = clone(ci, tmp_path / "dev")
+    assert team.sync_base(dev, load_settings(dev)).action == "seeded"
+    index_repo(dev, load_settings(dev), embedder=FakeEmbedder())
+    assert team.sync_base(dev, load_settings(dev), force_check=True).action == "kept"
+    data = team.load_team(dev / ".hippo")
+    data.pop("verified", None)  # what an older hippo left
+    team._save_team(dev / ".hippo", data)
+    again = team.sync_base(dev, load_settings(dev), force_check=True)
+    assert again.action == "seeded" and again.verification.matched_by_local == 0
+    assert team.sync_base(dev, load_settings(dev), force_check=True).action == "kept"

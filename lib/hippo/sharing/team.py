@@ -460,7 +460,9 @@ def _sync_base(root: Path, settings: Settings, force_check: bool, embedder_model
                        f"{settings.shared_index}; indexing locally.")
     state = load_state(index_dir)
     interrupted = bool(team.get("seeding"))
-    if (state is not None and not interrupted
+    # A local index seeded before bases were verified vouches for nothing: it is replaced once, verified.
+    trusted = not team.get("base_commit") or bool(team.get("verified"))
+    if (state is not None and not interrupted and trusted
             and _local_is_fresher(root, state, base, embedder_model, SCHEMA_VERSION)):
         return _finish(index_dir, team, heads[0], SyncResult("kept", team.get("base_commit")), started, None)
     key = f"{base.commit}/{base.publish_id}"
@@ -468,8 +470,6 @@ def _sync_base(root: Path, settings: Settings, force_check: bool, embedder_model
         return _finish(index_dir, team, heads[0], SyncResult("rejected", team.get("base_commit")), started,
                        team.get("rejected_notice"))
     try:
-        # A local index seeded before bases were verified vouches for nothing.
-        trusted = not team.get("base_commit") or bool(team.get("verified"))
         size, check = _seed(root, settings, loc, fs, base, trusted and not interrupted)
     except BaseRejected as exc:
         notice = f"hippo: shared index {base.commit[:12]}/{base.publish_id} rejected: {_short(exc, 240)}; " \
