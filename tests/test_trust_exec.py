@@ -54,7 +54,7 @@ def ran(markers: Path) -> list[str]:
 
 def _env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONSAFEPATH", "HIPPO_LAUNCH_CWD")}
-    env.update({"HIPPO_MODEL": "fake", "HIPPO_NO_BACKGROUND_INDEX": "1", "HIPPO_NO_SERVER": "1"}, **extra)
+    env.update({"HIPPO_MODEL": "fake", "HIPPO_NO_BACKGROUND_INDEX": "1", "HIPPO_SERVER": "ask"}, **extra)
     return env
 
 
@@ -131,7 +131,7 @@ def test_background_index_and_warm_server_spawn_outside_the_repo(hostile, monkey
     assert (idx / "state.json").is_file(), (idx / "hippo.log").read_text(errors="replace")
     assert ran(markers) == []
 
-    monkeypatch.delenv("HIPPO_NO_SERVER")
+    monkeypatch.setenv("HIPPO_SERVER", "auto")
     pid = client.start_server(root, idx)
     assert pid
     deadline = time.monotonic() + 120

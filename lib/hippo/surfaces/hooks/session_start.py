@@ -189,7 +189,7 @@ def _frame_brief(brief: str) -> str:
 def _frame_changes(lead: str, commits: list[str], changed: list[str], dirty: list[str]) -> str:
     """Commits, changed and uncommitted files in <recent_changes>: redacted, escaped, within
     CHANGES_BUDGET, and every element closed even when the list is cut."""
-    from hippo.core.secrets import redact
+    from hippo.core.secrets import redact, redact_name
     from hippo.retrieval.render import escape_text
 
     if not (commits or changed or dirty):
@@ -223,6 +223,6 @@ def _frame_changes(lead: str, commits: list[str], changed: list[str], dirty: lis
             shown.append(name)
         if shown:
             more = " …" if len(shown) < len(names) else ""
-            add(f'  <{tag} count="{len(names)}">{escape_text(redact(", ".join(shown))[0])}{more}</{tag}>')
+            add(f'  <{tag} count="{len(names)}">{escape_text(", ".join(redact_name(n) for n in shown))}{more}</{tag}>')
     out.append(close)
     return "\n".join(out)
