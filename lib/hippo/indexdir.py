@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from typing import IO
 
 DEFAULT_DIR = ".hippo"
+PRIVATE_MODE = 0o700  # the index dir and the socket's dir: this user only
 NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)  # Windows has none (and no symlinks an unprivileged user makes)
 
 
@@ -34,10 +35,15 @@ def hippo_home() -> Path:
     models, the fastembed cache and the fallback log alike. Not created here: callers mkdir what they write."""
     from pathlib import Path
 
+    return Path(hippo_home_location())
+
+
+def hippo_home_location() -> str:
+    """`hippo_home()` as a string, without pathlib (the warm hook client keeps to os)."""
     env = os.environ.get("HIPPO_HOME", "").strip()
     if env:
-        return Path(env).expanduser()
-    return Path.home() / ".cache" / "hippo"
+        return os.path.expanduser(env)
+    return os.path.join(os.path.expanduser("~"), ".cache", "hippo")
 
 
 def index_location(root: str, configured: str | None = None) -> str:
@@ -62,12 +68,33 @@ def index_path(root: Path | str, configured: str | None = None) -> Path:
 
 
 def create(index_dir: Path) -> None:
-    """Create the index dir with a `.gitignore` of `*` first, so `git add -A` never commits (and so plants)
-    it; every process that creates the dir (the indexer, SessionStart) goes through here."""
-    index_dir.mkdir(parents=True, exist_ok=True)
+    """Create the index dir, private to this user (0700 whatever the umask, see `make_private`), with a
+    `.gitignore` of `*` first, so `git add -A` never commits (and so plants) it; every process that creates
+    or writes the dir (the indexer, SessionStart, the server, state saves) goes through here."""
+    index_dir.mkdir(mode=PRIVATE_MODE, parents=True, exist_ok=True)
+    make_private(index_dir)
     ignore = index_dir / ".gitignore"
     if not ignore.exists():
         atomic_write(ignore, "# hippo's local index; safe to delete (`rm -rf .hippo`)\n*\n")
+
+
+def make_private(index_dir: Path | str) -> bool:
+    """Take group and other access off a directory of this user's (0700): the index holds the text of every
+    file it read, including files only the user may read, and a dir made under umask 022 (or by an older
+    hippo) is 0755 with 0644 LanceDB files inside. Closing the directory closes everything under it, so
+    the files keep whatever mode LanceDB gives them. A symlink, another user's dir or a missing one is left
+    alone (check_index_dir refuses the first). True when the dir is private afterwards."""
+    if sys.platform == "win32":  # pragma: no cover - ACLs, not mode bits, on Windows
+        return True
+    try:
+        st = os.lstat(index_dir)
+        if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
+            return False
+        if st.st_mode & 0o077:
+            os.chmod(index_dir, stat.S_IMODE(st.st_mode) & 0o700 | 0o700)
+    except OSError:  # a read-only file system: the caller's write (if any) reports it
+        return False
+    return True
 
 
 # --- locks -----------------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
-from hippo import pasted
+from hippo import indexdir, pasted
 from hippo.config import Settings, load_settings
 from hippo.errors import BadQueryError, DamagedIndexError, NoIndexError
 from hippo.filerank import FileEvidence, rank_files
@@ -126,6 +126,7 @@ class Searcher:
         self.settings = settings or load_settings(self.root)
         self.index_dir = self.settings.index_path(self.root)
         refuse_planted(self.root, self.index_dir)
+        indexdir.make_private(self.index_dir)  # an index an older hippo left readable to all is closed on open
         self._embedder = embedder
         self.state = self._load_state()
         mark = integrity.damage_mark(self.index_dir)
