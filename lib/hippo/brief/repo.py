@@ -9,10 +9,9 @@ so ignored and untracked files never reach the brief. Stdlib only: SessionStart 
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path
 
-from hippo.gitutil import git_env
+from hippo import gitutil
 
 MAX_BYTES = 256_000
 MAX_TRACKED = 200_000
@@ -53,12 +52,8 @@ class Repo:
     def tracked(self) -> list[str]:
         """Repo-relative paths git tracks (falls back to a shallow walk outside git)."""
         if self._tracked is None:
-            try:
-                res = subprocess.run(["git", "-C", str(self.root), "ls-files", "-z"], capture_output=True, timeout=5,
-                                     env=git_env())
-                out = res.stdout.decode("utf-8", "replace") if res.returncode == 0 else ""
-            except (OSError, subprocess.SubprocessError):
-                out = ""
+            listed = gitutil.output(self.root, "ls-files", "-z", timeout=5)
+            out = listed.decode("utf-8", "replace") if listed is not None else ""
             files = [f for f in out.split("\0") if f][:MAX_TRACKED]
             self._from_git = bool(files)
             self._tracked = files or self._walk()

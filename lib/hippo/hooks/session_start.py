@@ -17,14 +17,12 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 import time
 from pathlib import Path
 from typing import Any
 
-from hippo import session_state
+from hippo import gitutil, session_state
 from hippo.brief.conventions import Section, sections, spec_files  # noqa: F401  (re-exported for callers)
-from hippo.gitutil import git_env
 from hippo.runtime import HARD_CAP, find_repo_root, index_dir, log, reply, spawn_detached
 from hippo.service import client
 
@@ -91,12 +89,8 @@ def _rules(root: Path) -> str:
 
 # --- index status / background work ----------------------------------------------------------
 def _git(root: Path, *args: str, timeout: float = 3.0) -> str:
-    try:
-        res = subprocess.run(["git", "-C", str(root), *args], capture_output=True, timeout=timeout,
-                             env=git_env())
-    except (OSError, subprocess.SubprocessError):
-        return ""
-    return res.stdout.decode("utf-8", "replace") if res.returncode == 0 else ""
+    out = gitutil.output(root, *args, timeout=timeout)
+    return out.decode("utf-8", "replace") if out is not None else ""
 
 
 def _state(idx: Path) -> dict:
