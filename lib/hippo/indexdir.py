@@ -10,11 +10,12 @@ every hook goes through here.
   same exclusive/shared/fail-now modes.
 - `atomic_write(path, data)`: readers see the old file or the new one, never a part.
 
-Module imports are os/stat/sys only (the rest is imported where used): the warm hook process imports this
+Module imports are errno/os/stat/sys only (the rest is imported where used): the warm hook process imports this
 to find the index dir and keeps to json/os/sys.
 """
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import sys
@@ -71,7 +72,16 @@ def create(index_dir: Path) -> None:
     """Create the index dir, private to this user (0700 whatever the umask, see `make_private`), with a
     `.gitignore` of `*` first, so `git add -A` never commits (and so plants) it; every process that creates
     or writes the dir (the indexer, SessionStart, the server, state saves) goes through here."""
-    index_dir.mkdir(mode=PRIVATE_MODE, parents=True, exist_ok=True)
+    try:
+        index_dir.mkdir(mode=PRIVATE_MODE, parents=True, exist_ok=True)
+    except OSError as exc:
+        if exc.errno not in (errno.EROFS, errno.EACCES, errno.EPERM):
+            raise
+        from hippo.errors import ReadOnlyIndexDir
+
+        raise ReadOnlyIndexDir(read_only_reason(index_dir) or
+                               f"hippo cannot create its index at {index_dir} ({exc.strerror}); set "
+                               "HIPPO_INDEX_DIR to a writable directory and run `hippo index`.") from None
     make_private(index_dir)
     ignore = index_dir / ".gitignore"
     if not ignore.exists():
@@ -95,6 +105,23 @@ def make_private(index_dir: Path | str) -> bool:
     except OSError:  # a read-only file system: the caller's write (if any) reports it
         return False
     return True
+
+
+def read_only_reason(index_dir: Path | str) -> str | None:
+    """One line, when the index dir is missing and cannot be created because the directory it would go in
+    is read-only to us (a read-only checkout or mount); else None. What `hippo index` reports instead of a
+    traceback, and what `status` and `search` say instead of "Run `hippo index`"."""
+    path = os.path.abspath(os.fspath(index_dir))
+    if os.path.lexists(path):
+        return None
+    parent = os.path.dirname(path)
+    while not os.path.lexists(parent) and os.path.dirname(parent) != parent:
+        parent = os.path.dirname(parent)
+    if os.access(parent, os.W_OK):
+        return None
+    return (f"{parent} is read-only, so hippo cannot create its index at {path}. Set HIPPO_INDEX_DIR to a "
+            f"writable directory (e.g. HIPPO_INDEX_DIR=~/.cache/hippo/indexes/{os.path.basename(parent) or 'repo'}) "
+            "and run `hippo index`.")
 
 
 # --- locks -----------------------------------------------------------------------------------------

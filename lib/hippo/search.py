@@ -143,7 +143,7 @@ class Searcher:
     def _load_state(self) -> IndexState:
         state = load_state(self.index_dir)
         if state is None or not (self.index_dir / "db").exists():
-            raise NoIndexError()
+            raise NoIndexError.at(self.index_dir)
         return state
 
     def refresh(self) -> None:

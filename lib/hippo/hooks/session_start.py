@@ -23,6 +23,7 @@ from typing import Any
 
 from hippo import gitutil, session_state
 from hippo.brief.conventions import Section, sections, spec_files  # noqa: F401  (re-exported for callers)
+from hippo.errors import HippoError
 from hippo.runtime import HARD_CAP, find_repo_root, index_dir, log, reply, spawn_detached
 from hippo.service import client
 
@@ -169,8 +170,8 @@ def _changes(root: Path, idx: Path, record: bool, since_previous: bool = False) 
             indexdir.create(idx)
             prev = {"head": base, "time": last.get("time", 0)} if base else None
             indexdir.atomic_write(rec_path, json.dumps({"head": head, "time": time.time(), "prev": prev}))
-        except OSError as exc:
-            log(idx, "could not record the session start", exc)
+        except (OSError, HippoError) as exc:  # a read-only checkout: the brief goes on without the record
+            log(idx if idx.is_dir() else None, "could not record the session start", exc)
     return _frame_changes(lead, commits, changed, dirty)
 
 

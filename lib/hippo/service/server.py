@@ -86,7 +86,11 @@ class QueryServer:
         except HippoError as exc:
             log(None, f"server: not serving {self.root}: {exc}")
             return 0
-        indexdir.create(self.index_dir)  # 0700: the socket in it, and the index, are this user's alone
+        try:
+            indexdir.create(self.index_dir)  # 0700: the socket in it, and the index, are this user's alone
+        except HippoError as exc:  # a read-only checkout
+            log(None, f"server: not serving {self.root}: {exc}")
+            return 0
         # open_lock is O_NOFOLLOW: a planted `server.lock` link must not make us create or lock a file elsewhere.
         lock = indexdir.open_lock(self.index_dir / "server.lock")
         if not indexdir.try_lock(lock):
