@@ -5,31 +5,16 @@ from __future__ import annotations
 
 import io
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import click
 import pytest
 
+from cli_helpers import hippo, index_until_signal
 from helpers_index import sample_repo
-from hippo import cli
-from repo_helpers import hippo_in_process
+from hippo.surfaces import cli
 
-FAKE = {"HIPPO_MODEL": "fake", "HIPPO_NO_BACKGROUND_INDEX": "1"}
 REPO_COMMANDS = ["index", "search", "status", "init", "mcp", "serve", "publish"]
-
-
-def hippo(args: list[str], cwd: Path, env: dict | None = None, real: bool = False) -> subprocess.CompletedProcess:
-    """`hippo ARGS`, output captured (never a terminal), text decoded. In this interpreter unless `real`
-    (a `python -m hippo` process with piped stdout/stderr) when the process itself is the point."""
-    if real:
-        return subprocess.run([sys.executable, "-m", "hippo", *args], cwd=cwd, capture_output=True, text=True,
-                              env={**os.environ, **FAKE, **(env or {})}, timeout=300)
-    res = hippo_in_process(args, cwd, env={**FAKE, **(env or {})})
-    return subprocess.CompletedProcess(res.args, res.returncode, res.stdout.decode("utf-8", "replace"),
-                                       res.stderr.decode("utf-8", "replace"))
 
 
 @pytest.fixture
@@ -124,30 +109,10 @@ def test_ctrl_c_exits_130_and_sigterm_143(tmp_path: Path) -> None:
     """A real signal to the real CLI process, sent by the process itself at a known point (no timing)."""
     root = sample_repo(tmp_path)
     for sig, code in (("SIGINT", 130), ("SIGTERM", 143)):
-        res = _index_until_signal(root, sig, at="replace_files")
+        res = index_until_signal(root, sig, at="replace_files")
         assert res.returncode == code, (sig, res.returncode, res.stderr)
         assert "Traceback" not in res.stderr
         assert "Run `hippo index` to resume" in res.stderr
-
-
-DRIVER = """
-import os, signal, sys
-from hippo import cli, store
-sig, at = getattr(signal, sys.argv[1]), sys.argv[2]
-orig = getattr(store.Store, at)
-def interrupt(self, *a, **kw):
-    os.kill(os.getpid(), sig)  # delivered before the call returns to Python code
-    return orig(self, *a, **kw)
-setattr(store.Store, at, interrupt)
-sys.argv = ["hippo", *sys.argv[3:]]
-cli.main()
-"""
-
-
-def _index_until_signal(root: Path, sig: str, at: str, *args: str) -> subprocess.CompletedProcess:
-    """Run `hippo index ARGS` in a real process that signals itself when the indexer first calls Store.AT."""
-    return subprocess.run([sys.executable, "-c", DRIVER, sig, at, "index", "-C", str(root), *args],
-                          capture_output=True, text=True, env={**os.environ, **FAKE}, timeout=300)
 
 
 # ---------------------------------------------------------------- progress and skips
@@ -211,8 +176,8 @@ def test_skip_summary_wording() -> None:
 
 
 def test_repeated_full_runs_do_not_grow_the_index(tmp_path: Path) -> None:
-    from hippo.state import load_state
-    from hippo.store import Store
+    from hippo.index.state import load_state
+    from hippo.index.store import Store
 
     root = sample_repo(tmp_path)
     measured = []

@@ -7,8 +7,8 @@ from dataclasses import replace
 
 import pytest
 
-from hippo.config import Settings
-from hippo.discovery import PathFilter, discover, is_secret_path
+from hippo.core.config import Settings
+from hippo.index.discovery import PathFilter, discover, is_secret_path
 from repo_helpers import git, write_files
 
 SETTINGS = Settings()

@@ -8,9 +8,17 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from hippo.cli import cli
-from hippo.errors import HippoError
-from hippo.init_rules import BEGIN, END, RULES_FILE, condensed_rules, install_rules, rules_installed, rules_text
+from hippo.core.errors import HippoError
+from hippo.surfaces.cli import cli
+from hippo.surfaces.init_rules import (
+    BEGIN,
+    END,
+    RULES_FILE,
+    condensed_rules,
+    install_rules,
+    rules_installed,
+    rules_text,
+)
 
 USER_TEXT = "# My project\n\nRun `make test` before committing.\n"
 
@@ -118,7 +126,7 @@ def test_rules_installed_detection(tmp_path: Path):
 
 
 def test_rules_installed_is_stdlib_only(tmp_path: Path):
-    code = ("import sys; from hippo.init_rules import rules_installed; rules_installed(sys.argv[1]); "
+    code = ("import sys; from hippo.surfaces.init_rules import rules_installed; rules_installed(sys.argv[1]); "
             "bad = {'click', 'lancedb', 'fastembed', 'numpy', 'pyarrow', 'mcp'} & set(sys.modules); "
             "print(sorted(bad))")
     out = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, check=True)

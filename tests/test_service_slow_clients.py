@@ -13,7 +13,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from hippo.service import client, server
+from hippo.surfaces.service import client, server
 
 
 class _Searcher:
@@ -30,7 +30,7 @@ def running(git_repo, monkeypatch):
     root = git_repo({"README.md": "# r\n"}, name="slow").resolve()
     idx = root / ".hippo"
     srv = server.QueryServer(root, idle_s=30.0)
-    srv._searcher = _Searcher()
+    srv.index._searcher = _Searcher()
     t = threading.Thread(target=srv.serve, daemon=True)
     t.start()
     deadline = time.monotonic() + 20

@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from helpers_index import sample_repo
-from hippo import indexdir
-from hippo.service import client
+from hippo.core import indexdir
+from hippo.surfaces.service import client
 
 pytest.importorskip("lancedb")
 
@@ -121,7 +121,7 @@ def _everything_under(d: Path) -> list[Path]:
 
 
 def _index(root: Path, monkeypatch) -> Path:
-    from hippo.indexer import index_repo
+    from hippo.index.indexer import index_repo
 
     monkeypatch.setenv("HIPPO_MODEL", "fake")
     monkeypatch.delenv("HIPPO_INDEX_DIR", raising=False)
@@ -133,7 +133,7 @@ def test_another_user_reads_nothing_of_the_index(shared_place, umask022, monkeyp
     user = _other_user()
     root = _repo_with_a_private_file(shared_place)
     idx = _index(root, monkeypatch)
-    from hippo.search import Searcher
+    from hippo.retrieval.search import Searcher
 
     assert SECRET in json.dumps(Searcher(root).search("vault phrase", mode="keyword").to_dict())  # it is indexed
     seen = as_other(user, root / "README.md", root / "private_notes.md", *_everything_under(idx))
@@ -152,12 +152,12 @@ def test_an_index_left_open_by_an_older_hippo_is_closed_on_open_and_on_write(sha
     os.chmod(idx, 0o755)  # what the old code left under umask 022
     opened = as_other(user, idx / "db")
     assert opened[str(idx / "db")][0] == "listed"  # the probe does see an open index
-    from hippo.search import Searcher
+    from hippo.retrieval.search import Searcher
 
     Searcher(root)  # a reader opening it closes it
     assert as_other(user, idx / "db")[str(idx / "db")][0] == "denied"
     os.chmod(idx, 0o755)
-    from hippo.indexer import index_repo
+    from hippo.index.indexer import index_repo
 
     (root / "new.md").write_text("# New\n\nmore text\n")
     index_repo(root)  # and so does the next write
@@ -165,7 +165,7 @@ def test_an_index_left_open_by_an_older_hippo_is_closed_on_open_and_on_write(sha
 
 
 def test_an_index_dir_elsewhere_is_made_private_whatever_the_umask(shared_place, monkeypatch):
-    from hippo.indexer import index_repo
+    from hippo.index.indexer import index_repo
 
     root = _repo_with_a_private_file(shared_place)
     elsewhere = shared_place / "indexes" / "sample"
@@ -203,7 +203,7 @@ def _deep_repo(place: Path, monkeypatch) -> tuple[Path, Path]:
 
 
 def _serve(root: Path) -> tuple[object, threading.Thread]:
-    from hippo.service.server import QueryServer
+    from hippo.surfaces.service.server import QueryServer
 
     srv = QueryServer(root, idle_s=30.0)
     t = threading.Thread(target=srv.serve, daemon=True)
@@ -257,7 +257,7 @@ def test_a_socket_dir_another_user_made_is_refused(shared_place, monkeypatch):
     run.mkdir(mode=0o700)
     os.chown(run, *user)
     root, idx = _deep_repo(shared_place, monkeypatch)
-    from hippo.service.server import QueryServer
+    from hippo.surfaces.service.server import QueryServer
 
     assert QueryServer(root, idle_s=0.1).serve() == 0
     assert "is not a private directory of this user; not serving" in (idx / "hippo.log").read_text()

@@ -62,7 +62,7 @@ def main() -> None:
     ap.add_argument("--interval", type=float, default=4.0)
     ap.add_argument("--fake", action="store_true", help="the fake embedder instead of the real model")
     a = ap.parse_args()
-    from hippo.service.client import request, socket_path
+    from hippo.surfaces.service.client import request, socket_path
 
     tmp = Path(tempfile.mkdtemp(prefix="hippo-slow-"))
     root = build_repo(tmp / "repo", a.copies).resolve()
