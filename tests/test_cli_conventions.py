@@ -113,6 +113,7 @@ def test_ctrl_c_exits_130_and_sigterm_143(tmp_path: Path) -> None:
         assert res.returncode == code, (sig, res.returncode, res.stderr)
         assert "Traceback" not in res.stderr
         assert "Run `hippo index` to resume" in res.stderr
+        assert "interrupted" not in res.stderr and "stopped (SIGTERM)" not in res.stderr  # one message, not two
 
 
 # ---------------------------------------------------------------- progress and skips
@@ -132,6 +133,48 @@ def test_progress_shows_elapsed_rate_and_a_real_eta() -> None:
     out = buf.getvalue()
     assert "25.0 chunks/s" in out and "eta 0:30" in out, out
     assert "-:--:--" not in out and "0:00:10" in out, out  # elapsed
+
+
+def test_a_finished_phase_stops_moving() -> None:
+    """Once embedding starts, the chunking row is done: its elapsed time and rate no longer change."""
+    from rich.console import Console
+
+    clock = {"t": 100.0}
+    buf = io.StringIO()
+    console = Console(file=buf, force_terminal=True, width=160, color_system=None)
+    bar, update = cli._progress_bar(False, console=console, get_time=lambda: clock["t"])
+    update("files", 0, 100)
+    clock["t"] += 4.0
+    update("files", 80, 100)  # 20 files unchanged: the phase ends short of its total
+    update("vectors", 0, 500)
+
+    def files_row() -> str:
+        buf.truncate(0)
+        buf.seek(0)
+        console.print(bar.get_renderable())
+        return next(line for line in buf.getvalue().splitlines() if "chunking files" in line)
+
+    first = files_row()
+    clock["t"] += 60.0
+    assert files_row() == first and "done" in first and "100/100" in first, first
+
+
+def test_first_run_says_the_model_is_being_prepared(tmp_path: Path, monkeypatch) -> None:
+    from hippo.index import embedding
+    from hippo.index.embedding.fake import FakeEmbedder
+    from hippo.index.indexer import Indexer
+
+    root = tmp_path / "r"
+    root.mkdir()
+    (root / "a.py").write_text("def a():\n    return 1\n")
+    seen = []
+    monkeypatch.setattr(embedding, "needs_preparing", lambda model: True)
+    ix = Indexer(root, progress=lambda phase, done, total: seen.append(phase))
+    ix._embedder = None
+    monkeypatch.setattr(Indexer, "embedder", lambda self: FakeEmbedder())
+    ix.run()
+    assert seen.index("model-prepare") < len(seen) - 1 and seen.count("model-prepare") == 1
+    assert "one time" in cli.MODEL_PREPARE
 
 
 def test_keyword_ready_notice_is_printed_when_vectors_remain(tmp_path: Path) -> None:

@@ -80,6 +80,20 @@ def test_dry_run_writes_nothing(tmp_path: Path):
     assert "+" + BEGIN in res.diff
 
 
+def test_rules_are_never_installed_twice(tmp_path: Path):
+    """`init --rules-file` after `init` (or the other way round) says where the rules already are."""
+    install_rules(tmp_path)
+    with pytest.raises(HippoError, match="already in CLAUDE.md"):
+        install_rules(tmp_path, rules_file=True)
+    assert not (tmp_path / RULES_FILE).exists()
+    other = tmp_path / "other"
+    other.mkdir()
+    install_rules(other, rules_file=True)
+    with pytest.raises(HippoError, match=r"already in \.claude/rules/hippo\.md.*--rules-file"):
+        install_rules(other)
+    assert not (other / "CLAUDE.md").exists()
+
+
 def test_rules_file_mode_and_no_clobber(tmp_path: Path):
     res = install_rules(tmp_path, rules_file=True)
     assert res.path == tmp_path / RULES_FILE and res.action == "created"
@@ -147,4 +161,4 @@ def test_cli_init_dry_run_then_real(tmp_path: Path):
     (tmp_path / RULES_FILE).parent.mkdir(parents=True)
     (tmp_path / RULES_FILE).write_text("mine\n")
     res = runner.invoke(cli, ["init", "--rules-file", "--repo", str(tmp_path)])
-    assert res.exit_code == 2 and "not written by hippo" in res.output
+    assert res.exit_code == 2 and "already in CLAUDE.md" in res.output  # refused before any write

@@ -33,7 +33,7 @@ def many_files_repo(tmp_path: Path, n: int = ONE_BATCH + 60) -> Path:
 
 
 def status_json(root: Path) -> dict:
-    res = hippo(["status", "--json"], root)
+    res = hippo(["status", "-f", "json"], root)
     assert res.returncode == 0, res.stderr
     return json.loads(res.stdout)
 

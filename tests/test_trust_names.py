@@ -60,7 +60,7 @@ def test_index_skips_and_reports_non_utf8_names(repo):
     assert sorted(state["files"]) == ["src/ok.py"]
     found = hippo(["search", "--format", "json", "good function", "-w", "good_function_here"], repo)
     assert found.returncode == 0 and json.loads(found.stdout)["results"][0]["path"] == "src/ok.py"
-    status = hippo(["status", "--json"], repo)
+    status = hippo(["status", "--format", "json"], repo)
     assert status.returncode == 0 and json.loads(status.stdout)["files"] == 1
     again = hippo(["index"], repo)  # a no-op; still says what it leaves out
     assert again.returncode == 0 and b"up to date" in again.stdout and NOTICE in again.stderr.decode()

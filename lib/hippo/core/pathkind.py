@@ -8,12 +8,16 @@ from __future__ import annotations
 
 import re
 
-# Folders that hold someone else's code or build output: never indexed, never walked for the brief.
+# Folders that hold someone else's code: never indexed, never walked for the brief.
 VENDORED_DIRS = frozenset({
-    "node_modules", "vendor", "dist", "build", "target", ".venv", "venv", "__pycache__",
-    "bower_components", "site-packages", ".tox", ".nox", ".mypy_cache", ".pytest_cache",
-    ".ruff_cache", ".gradle", ".next", ".nuxt", ".svelte-kit", ".terraform", "third_party",
-    ".eggs", "_build", ".cache", ".parcel-cache", "coverage", "htmlcov",
+    "node_modules", "vendor", "bower_components", "site-packages", ".venv", "venv", "third_party", ".eggs",
+})
+# Folders of build output and tool caches (yours, but generated): skipped the same way, reported apart, so a
+# project's own `__pycache__` or `*.egg-info` is not called "vendored".
+BUILD_DIRS = frozenset({
+    "dist", "build", "target", "__pycache__", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache",
+    ".gradle", ".next", ".nuxt", ".svelte-kit", ".terraform", "_build", ".cache", ".parcel-cache", "coverage",
+    "htmlcov",
 })
 
 _TEST = re.compile(
@@ -53,9 +57,20 @@ def is_example(path: str) -> bool:
     return bool(_EXAMPLE.search(path))
 
 
+def skipped_dir(name: str) -> str | None:
+    """Why a folder is never indexed: "vendored" (someone else's code), "build output" (generated here, a
+    `*.egg-info` too), or None."""
+    low = name.lower()
+    if low in VENDORED_DIRS:
+        return "vendored"
+    if low in BUILD_DIRS or name.endswith(".egg-info"):
+        return "build output"
+    return None
+
+
 def is_vendored_dir(name: str) -> bool:
-    """A folder name that holds vendored code or build output (any case; `*.egg-info` too)."""
-    return name.lower() in VENDORED_DIRS or name.endswith(".egg-info")
+    """A folder of vendored code or build output: neither is the project's own source."""
+    return skipped_dir(name) is not None
 
 
 def is_vendored(path: str) -> bool:

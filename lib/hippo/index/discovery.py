@@ -101,8 +101,9 @@ def _dir_reason(parent: str) -> str | None:
     parts = parent.split("/") if parent else []
     if any(p in NEVER_DESCEND for p in parts):
         return "ignored"
-    if any(pathkind.is_vendored_dir(p) for p in parts):
-        return "vendored"
+    for p in parts:
+        if reason := pathkind.skipped_dir(p):
+            return reason
     return None
 
 
@@ -271,8 +272,8 @@ def _walk(root: Path, disc: Discovery) -> list[str]:
                 continue
             if os.path.islink(os.path.join(dirpath, d)):
                 disc.skip("symlink", rel + "/")
-            elif pathkind.is_vendored_dir(d):
-                disc.skip("vendored", rel + "/")  # pruned whole (node_modules can hold 100k files): counts once
+            elif reason := pathkind.skipped_dir(d):
+                disc.skip(reason, rel + "/")  # pruned whole (node_modules can hold 100k files): counts once
             elif ignored(rel, True):
                 disc.skip("ignored", rel + "/")
             else:

@@ -553,6 +553,11 @@ class Indexer:
             known = store.cached_vectors(texts)
             todo = [k for k in texts if k not in known]
             if todo:
+                if emb is None and self._embedder is None:
+                    from hippo.index.embedding import needs_preparing
+
+                    if needs_preparing(self.settings.model):
+                        self.progress("model-prepare", 0, 0)  # the bar would otherwise sit at 0/N unexplained
                 emb = emb or self.embedder()
                 vecs = emb.embed_passages([texts[k] for k in todo])
                 fresh = dict(zip(todo, vecs, strict=True))

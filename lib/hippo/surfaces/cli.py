@@ -108,7 +108,8 @@ def cli() -> None:
 
 
 SKIP_LABELS = {"too_large": "over {mb} MB", "binary": "binary", "secret": "secret-bearing", "lockfile": "lock file{s}",
-               "minified": "minified", "generated": "generated", "vendored": "vendored", "symlink": "symlink{s}",
+               "minified": "minified", "generated": "generated", "vendored": "vendored", "build output": "build output",
+               "symlink": "symlink{s}",
                "unreadable": "unreadable", "outside_root": "outside the repository",
                "ignored": "ignored (.hippoignore, extra_ignores or built-in)"}
 
@@ -165,7 +166,13 @@ def _progress_bar(quiet: bool, console=None, get_time=None):
             if total >= KEYWORD_READY_MIN_CHUNKS:
                 bar.console.print(KEYWORD_READY.format(files=done, chunks=total))
             return
+        if phase == "model-prepare":
+            bar.console.print(MODEL_PREPARE)
+            return
         if phase not in tasks:
+            for earlier in tasks.values():  # a phase that ended stops: no clock, rate or eta still moving
+                bar.update(earlier, completed=bar.tasks[earlier].total)
+                bar.stop_task(earlier)
             tasks[phase] = bar.add_task(labels.get(phase, phase), total=total, unit=units.get(phase, "items"))
         bar.update(tasks[phase], completed=done, total=total)
 
@@ -174,6 +181,8 @@ def _progress_bar(quiet: bool, console=None, get_time=None):
 
 KEYWORD_READY = ("keyword search ready ({files} files); vectors filling in for {chunks} chunks — Ctrl-C is safe, "
                  "`hippo index` resumes")
+MODEL_PREPARE = ("preparing the embedding model from the installed wheel (one time, about a minute on 2 cores; "
+                 "later runs load it in a second or two)")
 KEYWORD_READY_MIN_CHUNKS = 200  # below this the vectors take seconds: the notice would only be noise
 
 
@@ -206,6 +215,8 @@ def index(full: bool, dry_run: bool, quiet: bool, verbose: bool, no_vectors: boo
         def progress(phase: str, done: int, total: int) -> None:
             if phase == "keyword-ready" and total >= KEYWORD_READY_MIN_CHUNKS:
                 click.echo(KEYWORD_READY.format(files=done, chunks=total), err=True)
+            elif phase == "model-prepare":
+                click.echo(MODEL_PREPARE, err=True)
     if bar is not None:
         bar.start()
     try:  # damage is found and rebuilt over inside the indexer (report.repaired)
@@ -216,14 +227,15 @@ def index(full: bool, dry_run: bool, quiet: bool, verbose: bool, no_vectors: boo
             if report is None:
                 report = index_repo(root, settings, full=full, dry_run=dry_run, progress=progress,
                                     vectors=not no_vectors)
-    except (KeyboardInterrupt, _Terminated):
+    except (KeyboardInterrupt, _Terminated) as stop:
         if bar is not None:
             bar.stop()
             bar = None
         if not quiet and not dry_run:
             click.echo("hippo: stopped; everything committed so far is kept and searchable. Run `hippo index` "
                        "to resume.", err=True)
-        raise
+        # said once: the group's own "interrupted" line would be a second message for the same Ctrl-C
+        raise click.exceptions.Exit(EXIT_TERMINATED if isinstance(stop, _Terminated) else EXIT_INTERRUPTED) from None
     finally:
         if bar is not None:
             bar.stop()
@@ -343,16 +355,18 @@ def _empty_index(root: Path) -> bool:
 
 
 @cli.command(context_settings=CONTEXT)
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.option("--format", "-f", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="Output format (as `hippo search -f`).")
+@click.option("--json", "as_json", is_flag=True, hidden=True, help="Same as -f json (kept for old scripts).")
 @repo_option()
-def status(as_json: bool, repo: str | None, repo_alias: str | None) -> None:
+def status(fmt: str, as_json: bool, repo: str | None, repo_alias: str | None) -> None:
     """Files, chunks, model, indexed commit, freshness, size and last update of the index."""
     import json as _json
 
     from hippo.index.status import index_status
 
     info = index_status(_root(_repo(repo, repo_alias)))
-    if as_json:
+    if as_json or fmt == "json":
         click.echo(_json.dumps(info, indent=2))
         return
     if not info.get("indexed"):

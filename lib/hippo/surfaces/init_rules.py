@@ -126,6 +126,11 @@ def install_rules(root: Path, *, rules_file: bool = False, dry_run: bool = False
                    and os.path.lexists(root / alt))
         rel = alt if use_alt else Path("CLAUDE.md")
     target = root / rel
+    for elsewhere in (RULES_FILE, Path("CLAUDE.md"), Path(".claude") / "CLAUDE.md"):
+        if elsewhere != rel and BEGIN_PREFIX in _RepoFile(root, elsewhere).read_or_empty():
+            raise HippoError(f"hippo's rules are already in {elsewhere.as_posix()}; not adding a second copy to "
+                             f"{rel.as_posix()}. Remove the block there first, or run `hippo init`"
+                             f"{' --rules-file' if elsewhere == RULES_FILE else ''} to refresh it.")
     writer = _RepoFile(root, rel)
     old = writer.read()
     if rules_file and old and BEGIN_PREFIX not in old:
@@ -185,6 +190,13 @@ class _RepoFile:
         except BaseException:
             os.close(fd)
             raise
+
+    def read_or_empty(self) -> str:
+        """The text, or "" when it is missing or is a file `read` refuses (a link, not a regular file)."""
+        try:
+            return self.read()
+        except HippoError:
+            return ""
 
     def read(self) -> str:
         """The target's text ("" if it does not exist); refuses a symlink or a non-regular file."""

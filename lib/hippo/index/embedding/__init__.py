@@ -63,6 +63,17 @@ def prepare_model(model: str = DEFAULT_MODEL) -> Path:
     return build.prepare_model(model)
 
 
+def needs_preparing(model: str = DEFAULT_MODEL) -> bool:
+    """True when loading `model` first builds it locally (the one-time int8 build from the PyPI wheel), so a
+    caller can say why the first run waits before its first vector."""
+    if model == FAKE_MODEL:
+        return False
+    from hippo.index.embedding import build
+
+    spec = build.local_model(model)
+    return spec is not None and not build.is_complete(spec.directory)
+
+
 def model_id_for(model: str) -> str:
     """The `model_id` an embedder for `model` will report, without loading anything heavy.
 
