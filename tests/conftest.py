@@ -78,3 +78,33 @@ def git_repo(tmp_path: Path) -> GitRepoFactory:
         return root
 
     return make
+
+
+# --- `pytest --cpu-report`: which tests cost the most CPU (this process and the children it waited for) ---
+def pytest_addoption(parser):
+    parser.addoption("--cpu-report", action="store_true", help="print the 30 tests that used the most CPU time")
+
+
+_CPU: dict[str, float] = {}
+
+
+def _cpu_now() -> float:
+    import resource
+
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    start = _cpu_now()
+    yield
+    _CPU[item.nodeid] = _cpu_now() - start
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    if config.getoption("--cpu-report") and _CPU:
+        terminalreporter.section("CPU seconds per test (setup + call + teardown, waited-for children included)")
+        for nodeid, secs in sorted(_CPU.items(), key=lambda kv: -kv[1])[:30]:
+            terminalreporter.write_line(f"{secs:7.2f}  {nodeid}")
+        terminalreporter.write_line(f"{sum(_CPU.values()):7.2f}  total")
