@@ -37,7 +37,6 @@ def warm_server(git_repo, monkeypatch):
     from hippo.surfaces.service.server import QueryServer
 
     monkeypatch.delenv("HIPPO_INDEX_DIR", raising=False)
-    monkeypatch.delenv("HIPPO_NO_SERVER", raising=False)  # the point is to ask this server (none is started)
     root = git_repo({"README.md": "# r\n"}, name="warm").resolve()
     (root / "py").mkdir()
     idx = root / ".hippo"

@@ -47,19 +47,7 @@ def _ping(idx: Path) -> dict | None:
 
 
 @pytest.fixture
-def servers_on(monkeypatch) -> list:
-    """Clients ask servers again (HIPPO_NO_SERVER=1 turns them off entirely), but nothing is spawned: the
-    servers started for next time are recorded, not run."""
-    from hippo.core import runtime
-
-    started: list = []
-    monkeypatch.delenv("HIPPO_NO_SERVER", raising=False)
-    monkeypatch.setattr(runtime, "spawn_detached", lambda args, log_dir, cwd, env=None: started.append(args) or 1)
-    return started
-
-
-@pytest.fixture
-def live_server(indexed, servers_on):
+def live_server(indexed):
     """A real QueryServer (real index, fake model) on its real socket, served from a thread."""
     from hippo.surfaces.service.server import QueryServer
 
@@ -139,8 +127,7 @@ def test_mcp_stdio_forwards_to_the_server(live_server):
     root, _ = live_server
     before = _served(root)
     _, _, results = run_session(root, [{"query": "Token is too old", "keywords": ["TokenExpiredError"]},
-                                       {"query": "x", "file_pattern": "../../etc/passwd"}],
-                                 env={"HIPPO_NO_SERVER": "0"})  # the MCP server asks the live one (it holds the lock)
+                                       {"query": "x", "file_pattern": "../../etc/passwd"}])
     assert not results[0].is_error and _xml_files(tool_text(results[0]))[0] == "src/auth/tokens.py"
     assert results[1].is_error and "outside the repository" in tool_text(results[1])  # validated before forwarding
     assert _served(root) == before + 1
@@ -179,7 +166,7 @@ class GarbageServer:
 
 @pytest.mark.parametrize("reply", [b"not json at all", b'{"ok": true, "result": "a string"}', b"[1, 2]",
                                    b'{"ok": false, "error": "boom", "kind": "ValueError"}', b""])
-def test_garbage_from_the_socket_falls_back_in_process(indexed, reply, servers_on):
+def test_garbage_from_the_socket_falls_back_in_process(indexed, reply):
     garbage = GarbageServer(indexed / ".hippo" / "server.sock", reply)
     try:
         proc = hippo_in_process(["search", "Token is too old", "-w", "TokenExpiredError", "--format", "xml"], indexed)
@@ -198,7 +185,7 @@ def test_no_server_answers_in_process_and_leaves_one_warm(indexed, monkeypatch):
 
     started: list[list[str]] = []
     monkeypatch.setattr(common, "spawn_detached", lambda args, log_dir, cwd, env=None: started.append(args) or 1)
-    monkeypatch.delenv("HIPPO_NO_SERVER")
+    monkeypatch.setenv("HIPPO_SERVER", "auto")
     assert not (indexed / ".hippo" / "server.sock").exists()
     resp = client.search(indexed, {"query": "password hashing salt"})
     assert resp["hits"] and started == [["serve", "--root", str(indexed)]]
@@ -206,7 +193,9 @@ def test_no_server_answers_in_process_and_leaves_one_warm(indexed, monkeypatch):
     assert client.hook("tool-failure", {"tool_name": "Bash", "error": "Exit code 127\nbash: pnpmx: command not found",
                                         "cwd": str(indexed)}) is None
     assert len(started) == 1
-    monkeypatch.setenv("HIPPO_NO_SERVER", "1")
+    monkeypatch.setenv("HIPPO_SERVER", "ask")  # use one if it runs, never start one
+    client.search(indexed, {"query": "password hashing salt"})
+    monkeypatch.setenv("HIPPO_NO_SERVER", "1")  # the old spelling of HIPPO_SERVER=off
     client.search(indexed, {"query": "password hashing salt"})
     assert len(started) == 1
 
@@ -234,7 +223,7 @@ def test_requests_for_another_repository_are_refused(indexed, tmp_path):
     assert not index.handle({"op": "diagnose", "root": str(other), "error": "x"})["ok"]
 
 
-def test_untrusted_sockets_and_oversized_requests_are_not_used(indexed, tmp_path, servers_on):
+def test_untrusted_sockets_and_oversized_requests_are_not_used(indexed, tmp_path):
     idx = indexed / ".hippo"
     garbage = GarbageServer(idx / "server.sock", b'{"ok": true, "result": {"pid": 1}}')
     try:
@@ -257,12 +246,10 @@ def test_untrusted_sockets_and_oversized_requests_are_not_used(indexed, tmp_path
 
 
 @pytest.mark.slow
-def test_cli_search_leaves_a_server_warm_for_the_next_call(indexed, monkeypatch):
+def test_cli_search_leaves_a_server_warm_for_the_next_call(indexed):
     """Real processes: a cold `hippo search` answers, then a detached server comes up and answers the next."""
-    monkeypatch.delenv("HIPPO_NO_SERVER", raising=False)  # this test's own pings ask the server too
     idx = indexed / ".hippo"
-    env = {**os.environ, "HIPPO_MODEL": "fake", "HIPPO_SERVER_IDLE": "60"}
-    env.pop("HIPPO_NO_SERVER", None)
+    env = {**os.environ, "HIPPO_MODEL": "fake", "HIPPO_SERVER_IDLE": "60", "HIPPO_SERVER": "auto"}
     args = [sys.executable, "-m", "hippo", "search", "Token is too old", "-w", "TokenExpiredError", "--format", "xml"]
     cold = subprocess.run(args, cwd=indexed, capture_output=True, text=True, env=env, timeout=180)
     assert cold.returncode == 0 and _xml_files(cold.stdout)[0] == "src/auth/tokens.py"

@@ -27,7 +27,6 @@ class _Searcher:
 def running(git_repo, monkeypatch):
     """A QueryServer on its real socket, served from a thread, with a stand-in Searcher."""
     monkeypatch.delenv("HIPPO_INDEX_DIR", raising=False)
-    monkeypatch.delenv("HIPPO_NO_SERVER", raising=False)  # the point is to ask this server (none is started)
     root = git_repo({"README.md": "# r\n"}, name="slow").resolve()
     idx = root / ".hippo"
     srv = server.QueryServer(root, idle_s=30.0)

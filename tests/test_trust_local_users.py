@@ -230,7 +230,6 @@ def test_a_squatted_temp_dir_does_not_switch_the_server_off(shared_place, tmp_pa
     squat.mkdir(mode=0o777)
     os.chown(squat, *user)
     monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
-    monkeypatch.delenv("HIPPO_NO_SERVER", raising=False)  # the point is to ask this server (none is started)
     root, idx = _deep_repo(shared_place, monkeypatch)
     srv, t = _serve(root)
     try:
@@ -257,7 +256,6 @@ def test_a_socket_dir_another_user_made_is_refused(shared_place, monkeypatch):
     run = Path(client.socket_dir())
     run.mkdir(mode=0o700)
     os.chown(run, *user)
-    monkeypatch.delenv("HIPPO_NO_SERVER", raising=False)  # a server that did serve would answer the ping
     root, idx = _deep_repo(shared_place, monkeypatch)
     from hippo.surfaces.service.server import QueryServer
 

@@ -319,7 +319,7 @@ def search(query, keywords, globs, exact, k, fmt, mode, budget, repo, repo_alias
 
     root = _root(_repo(repo, repo_alias))
     # The repo's warm server answers when it is up (no lancedb import here); else this process does and
-    # leaves a server warm for the next call (HIPPO_NO_SERVER=1: never).
+    # leaves a server warm for the next call (HIPPO_SERVER=ask/off: never).
     request = {"query": " ".join(query), "keywords": list(keywords), "globs": list(globs), "exact": exact,
                "k": k, "budget_chars": budget, "mode": mode}
     try:

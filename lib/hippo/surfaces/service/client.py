@@ -4,7 +4,7 @@ Every caller goes through here: the failure hook (`hook`), `/rag`, `hippo search
 (`search`), and `hippo index` (`index`: the run goes to the server when one is up, else the CLI runs it). Each tries the repo's server over its unix socket; when none answers (no socket, refused,
 timeout, garbage, another repo's server) the same request is answered in this process by
 `service.host.WarmIndex.handle`, the handler the server itself runs, and a server is started in the
-background for next time. HIPPO_NO_SERVER=1 turns the server off: none is asked or started.
+background for next time (HIPPO_SERVER=ask: never started; HIPPO_SERVER=off or HIPPO_NO_SERVER=1: never asked).
 
 Stdlib-only on the fast path: when a server is up, a hook process imports only json/os/socket — no
 pathlib, re, dataclasses or config (each costs milliseconds that a failed command pays every time) —
@@ -92,10 +92,18 @@ def socket_path(index_dir):
     return Path(_socket_file(index_dir))
 
 
+def server_mode() -> str:
+    """HIPPO_SERVER: `auto` (default) asks the repo's warm server and starts one when none answers; `ask` uses
+    a running one but never starts one (CI, scripts); `off` (or HIPPO_NO_SERVER=1) neither asks nor starts,
+    so every call answers in its own process."""
+    if os.environ.get("HIPPO_NO_SERVER") == "1":
+        return "off"
+    mode = os.environ.get("HIPPO_SERVER", "").strip().lower()
+    return mode if mode in ("ask", "off") else "auto"
+
+
 def servers_off() -> bool:
-    """HIPPO_NO_SERVER=1: no warm server is started or asked, not even one that is already running; every
-    call answers in its own process."""
-    return os.environ.get("HIPPO_NO_SERVER") == "1"
+    return server_mode() == "off"
 
 
 def ask(index_dir, payload: dict, timeout: float = WARM_TIMEOUT_S, wait_s: float = 0.0) -> dict | None:
@@ -202,7 +210,7 @@ def server_running(index_dir) -> bool:
 
 def start_server(root, index_dir) -> int | None:
     """Start `python -m hippo serve` detached unless one is already up (the server re-checks)."""
-    if servers_off() or server_running(index_dir):
+    if server_mode() != "auto" or server_running(index_dir):
         return None
     from pathlib import Path
 
