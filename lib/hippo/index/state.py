@@ -10,7 +10,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hippo.core.indexdir import IndexDir, atomic_write
+from hippo.core.indexdir import IndexDir, atomic_write, create
 
 SCHEMA_VERSION = 1
 
@@ -90,5 +90,5 @@ def save_state(index_dir: Path, state: IndexState) -> None:
     data["files"] = {p: vars(rec) for p, rec in state.files.items()}
     data["skipped_files"] = {p: vars(rec) for p, rec in state.skipped_files.items()}
     text = json.dumps(data, separators=(",", ":"))
-    index_dir.mkdir(parents=True, exist_ok=True)
+    create(index_dir)  # also tightens an index dir an older hippo left group/other-readable
     atomic_write(state_path(index_dir), text)

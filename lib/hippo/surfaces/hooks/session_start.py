@@ -24,13 +24,13 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
-from hippo.core.gitutil import git_env
+from hippo.core import gitutil
+from hippo.core.errors import HippoError
 from hippo.core.indexdir import IndexDir
 from hippo.core.runtime import HARD_CAP, find_repo_root, index_dir, log, reply, spawn_detached
 from hippo.push import session_state
@@ -156,12 +156,8 @@ def _rules(root: Path) -> str:
 def _git(root: Path, *args: str, deadline: float | None = None) -> str:
     """git's output, '' on failure; the call ends by `deadline` (time.monotonic()) at the latest."""
     timeout = GIT_SECONDS if deadline is None else max(0.05, min(GIT_SECONDS, deadline - time.monotonic()))
-    try:
-        res = subprocess.run(["git", "-C", str(root), *args], capture_output=True, timeout=timeout,
-                             env=git_env())
-    except (OSError, subprocess.SubprocessError):
-        return ""
-    return res.stdout.decode("utf-8", "replace") if res.returncode == 0 else ""
+    out = gitutil.output(root, *args, timeout=timeout)
+    return out.decode("utf-8", "replace") if out is not None else ""
 
 
 def _state(idx: Path) -> dict:
@@ -239,8 +235,8 @@ def _changes(root: Path, idx: Path, record: bool, since_previous: bool = False,
             indexdir.create(idx)
             prev = {"head": base, "time": last.get("time", 0)} if base else None
             indexdir.atomic_write(rec_path, json.dumps({"head": head, "time": time.time(), "prev": prev}))
-        except OSError as exc:
-            log(idx, "could not record the session start", exc)
+        except (OSError, HippoError) as exc:  # a read-only checkout: the brief goes on without the record
+            log(idx if idx.is_dir() else None, "could not record the session start", exc)
     return _frame_changes(lead, commits, changed, dirty)
 
 
