@@ -33,10 +33,6 @@ MANIFEST_BYTES = 64_000  # a manifest parsed whole (TOML, JSON, INI); real ones 
 TOML_DOTS_FREE = 16
 TOML_DOT_COST = 100_000
 MAX_TRACKED = 200_000
-# folders whose docs set up some other project or teach users (flask's examples/*/README): no commands and no
-# conventions come from them (issue 20)
-EXAMPLE_DIRS = frozenset({"examples", "example", "samples", "sample", "demo", "demos", "tutorial", "tutorials",
-                          "quickstart", "cookbook"})
 
 
 class Repo:
