@@ -24,6 +24,23 @@ class FileRecord:
     chunks: int = 0
 
 
+# A file whose mtime is this close to (or after) the listing time may have been written while that run listed
+# it: its stat cannot vouch for its content. File mtimes come from a coarse kernel clock, listing time from a
+# fine one.
+RACY_NS = 50_000_000
+
+
+def still_holds(rec: FileRecord, size: int, mtime_ns: int, blob: str | None, listed_at_ns: int) -> bool:
+    """Does the file still hold what `rec` recorded, judged without reading it? git's blob id vouches for the
+    content; otherwise the same size and mtime do, unless the file was written as that run listed it (racy)
+    or git's blob id and the record's disagree. The indexer reads a file exactly when this is False; `hippo
+    status` counts such files as changed."""
+    if blob and rec.blob == blob:
+        return True
+    racy = rec.mtime_ns >= listed_at_ns - RACY_NS
+    return rec.size == size and rec.mtime_ns == mtime_ns and not racy and not (blob and rec.blob)
+
+
 @dataclass
 class SkipRecord:
     """A file left out for what its first bytes hold (binary, generated, minified), and the stat and blob

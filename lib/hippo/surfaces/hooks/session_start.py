@@ -160,28 +160,20 @@ def _git(root: Path, *args: str, deadline: float | None = None) -> str:
     return out.decode("utf-8", "replace") if out is not None else ""
 
 
-def _state(idx: Path) -> dict:
-    try:
-        data = json.loads(IndexDir(idx).state.read_text(encoding="utf-8"))
-        return data if isinstance(data, dict) else {}
-    except (OSError, ValueError):
-        return {}
-
-
 def _status_line(root: Path, idx: Path, deadline: float | None = None) -> str:
-    st = _state(idx)
-    if not st:
+    from hippo.index.state import load_state  # the one reader of state.json (stdlib only)
+
+    st = load_state(idx)
+    if st is None or not st.updated_at:  # never saved by an index run
         return "hippo index: not built yet (building in the background); until then use grep/read."
     head = _git(root, "rev-parse", "HEAD", deadline=deadline).strip()
-    commit = str(st.get("indexed_commit") or "")
+    commit = st.indexed_commit if isinstance(st.indexed_commit, str) else ""
     if not HEX.fullmatch(commit):  # state.json is a file on disk: show only what a sha can be
         commit = ""
-    raw_files = st.get("files")
-    files: dict = raw_files if isinstance(raw_files, dict) else {}
-    chunks = sum(f["chunks"] for f in files.values()
-                 if isinstance(f, dict) and isinstance(f.get("chunks"), int) and not isinstance(f["chunks"], bool))
+    files = st.files if isinstance(st.files, dict) else {}
+    chunks = sum(r.chunks for r in files.values() if type(r.chunks) is int)
     fresh = "up to date" if commit and commit == head else "behind HEAD, refreshing in the background"
-    vec = "" if st.get("vectors_complete", True) else "; vectors still filling in (keyword search works)"
+    vec = "" if st.vectors_complete else "; vectors still filling in (keyword search works)"
     return (f"hippo index: {len(files)} files / {chunks} chunks at {commit[:10] or 'no commit'} ({fresh}{vec}). "
             "Search with /hippo:rag <question> or `hippo search \"...\"`.")
 
