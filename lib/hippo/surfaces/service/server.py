@@ -30,6 +30,7 @@ from hippo.core.runtime import log
 from hippo.surfaces.service.client import MAX_REQUEST, private_dir_ok, socket_path
 from hippo.surfaces.service.host import WarmIndex
 
+BUSY_POLL_S = 0.2  # how often the accept loop looks again while requests are being answered
 DEFAULT_IDLE_S = float(os.environ.get("HIPPO_SERVER_IDLE", str(30 * 60)))
 HEARTBEAT_S = 2.0  # an index run's client counts silence longer than client.INDEX_SILENCE_S as a dead server
 READ_DEADLINE_S = 5.0  # for a whole request to arrive: a client sends its one line at once
@@ -103,10 +104,13 @@ class QueryServer:
             sock.bind(str(path))
             os.chmod(path, 0o600)
             sock.listen(64)
-            sock.settimeout(min(self.idle_s, 30.0))
             last = time.monotonic()
             log(self.index_dir, f"server: listening on {path}")
             while self._busy() or time.monotonic() - last < self.idle_s:
+                # wait at most until the idle deadline, and only briefly while answers are in flight (the
+                # last one may end the idle wait: idle_s can be lowered while we serve)
+                left = self.idle_s - (time.monotonic() - last)
+                sock.settimeout(BUSY_POLL_S if self._busy() else max(BUSY_POLL_S, min(left, 30.0)))
                 try:
                     conn, _ = sock.accept()
                 except TimeoutError:
