@@ -29,6 +29,7 @@ from pathlib import Path
 
 from hippo import indexdir, integrity
 from hippo.chunk import Chunk, chunk_id
+from hippo.chunking.graph import GRAPH_VERSION
 from hippo.config import Settings, load_settings
 from hippo.errors import DamagedIndexError, IndexLockedError
 from hippo.integrity import refuse_planted
@@ -130,15 +131,16 @@ def decode(data: bytes) -> str:
         return data.decode("utf-8", errors="replace")
 
 
-def chunks_for_file(rel: str, data: bytes) -> list[Chunk]:
+def chunks_for_file(rel: str, data: bytes, graph: list | None = None) -> list[Chunk]:
+    """The chunks of one file's (redacted) text; its code graph is appended to `graph` when given."""
     from hippo.chunking import chunk_file
     from hippo.secrets import redact
 
     text, _kinds = redact(decode(data).replace("\x00", "\ufffd"))
-    return chunk_file(rel, text)
+    return chunk_file(rel, text, graph=graph)
 
 
-def _rows_for(rel: str, chunks: list[Chunk], model_id: str) -> list[dict]:
+def _rows_for(rel: str, chunks: list[Chunk], model_id: str, graph: str = "") -> list[dict]:
     rows: list[dict] = []
     seen: Counter[str] = Counter()
     for c in chunks:
@@ -151,8 +153,18 @@ def _rows_for(rel: str, chunks: list[Chunk], model_id: str) -> list[dict]:
             "breadcrumb": c.breadcrumb, "text": c.text,
             "text_ids": identifier_text(c.text, f"{rel} {c.symbol} {c.breadcrumb}"),
             "vkey": vector_key(model_id, embed_text(c.symbol, c.breadcrumb, c.text)),
+            "graph": "",
         })
+    if rows and graph:
+        rows[0]["graph"] = graph  # chunks come in file order: the first one carries the file's graph
     return rows
+
+
+def graph_json(graph) -> str:
+    """A FileGraph as the compact JSON the store keeps."""
+    import json
+
+    return json.dumps(graph.to_json(), separators=(",", ":"), ensure_ascii=False)
 
 
 def _dry_run_summary(files) -> dict:
@@ -264,7 +276,8 @@ class Indexer:
             report.files_total, report.skipped = len(disc.files), dict(disc.skipped)
             self._notice_names(disc, report)
             report.skipped_paths = list(disc.skipped_paths)
-            changed, records = self._changed_files(disc.files, state, report)
+            regraph = state.graph_version != GRAPH_VERSION
+            changed, records = self._changed_files(disc.files, state, report, regraph=regraph)
             self._touched += self._keep_skips(state, disc)
             current = {f.path for f in disc.files}
             stale_paths = set(state.files)
@@ -286,6 +299,7 @@ class Indexer:
                 # The last batch is not saved on its own: the closing write below follows at once (a kill
                 # in between leaves the in-flight state, and the next run redoes that batch).
                 self._keyword_phase(state, changed, deleted, records, report, save_last=False)
+                state.graph_version = GRAPH_VERSION
                 # A small update (an edit or two) embeds its few new chunks before that closing write
                 # instead of after it: one state.json write less (~60 ms at 10k files), and its
                 # keyword-only moment is over in a fraction of a second anyway.
@@ -420,17 +434,18 @@ class Indexer:
         integrity.clear_mark(self.index_dir)
         emb = self.embedder()
         self._dim = emb.dim
-        state = IndexState(model_id=self.model_name, dim=emb.dim)
+        state = IndexState(model_id=self.model_name, dim=emb.dim, graph_version=GRAPH_VERSION)
         save_state(self.index_dir, state)
         return state
 
-    def _changed_files(self, files, state: IndexState, report: IndexReport):
-        """Paths whose content differs from the index. Reads only files whose blob id or stat changed."""
+    def _changed_files(self, files, state: IndexState, report: IndexReport, *, regraph: bool = False):
+        """Paths whose content differs from the index. Reads only files whose blob id or stat changed;
+        `regraph` (the graph column was written by another extraction) re-reads and re-indexes every file."""
         changed, records = [], {}
         self._touched = 0  # records updated in place (re-read with the same bytes, or a blob id adopted)
         for f in files:
             rec = state.files.get(f.path)
-            if rec is not None:
+            if rec is not None and not regraph:
                 if f.blob and rec.blob == f.blob:
                     # git vouches for the content. The recorded stat is left alone: git's verdict and our
                     # lstat are not taken at the same instant, and a stale stat only costs one re-read later.
@@ -450,7 +465,7 @@ class Indexer:
             sha = hashlib.sha1(data).hexdigest()
             # Record the stat of the bytes we read, not of the listing: a write in between must not hide.
             new_rec = FileRecord(size=len(data), mtime_ns=f.mtime_ns, sha=sha, blob=f.blob)
-            if rec is not None and rec.sha == sha:
+            if rec is not None and rec.sha == sha and not regraph:
                 new_rec.chunks = rec.chunks
                 state.files[f.path] = new_rec  # same bytes, new stat or blob: nothing to re-index
                 self._touched += 1
@@ -499,7 +514,9 @@ class Indexer:
         Its record still goes into the state with its sha, so later runs do not retry it until it changes.
         """
         try:
-            return _rows_for(rel, chunks_for_file(rel, data), self.model_name)
+            graph: list = []
+            chunks = chunks_for_file(rel, data, graph)
+            return _rows_for(rel, chunks, self.model_name, graph_json(graph[0]) if graph else "")
         except Exception as exc:  # noqa: BLE001 - one file must never end the run
             first = (str(exc).strip().splitlines() or [""])[0][:120]
             report.notices.append(f"skipped {_shown(rel)}: it could not be chunked ({type(exc).__name__}"

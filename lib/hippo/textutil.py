@@ -50,3 +50,19 @@ def text_terms(text: str) -> set[str]:
         for part in split_identifier(tok):
             terms.add(part.lower())
     return terms
+
+
+# --- which paths are tests, harness, docs ------------------------------------------------------
+_TEST_PATH = re.compile(
+    r"(?:^|/)(?:tests?|__tests__|spec|specs|testing|test_?utils?)/|(?:^|/)(?:test_[^/]*|[^/]*_test|conftest)\.py$|"
+    r"\.(?:test|spec)\.[cm]?[jt]sx?$|_test\.go$|_spec\.rb$|(?:Test|Tests|IT)\.(?:java|kt)$")
+_DOC_PATH = re.compile(
+    r"(?i:\.(?:md|mdx|rst|txt|adoc)$|(?:^|/)(?:docs?|examples?)/)|(?:^|/)(?:CHANGES|CHANGELOG|HISTORY|History|NEWS|RELEASE)[^/]*$")
+
+
+def is_test_path(path: str) -> bool:
+    return bool(_TEST_PATH.search(path))
+
+
+def is_doc_path(path: str) -> bool:
+    return bool(_DOC_PATH.search(path))

@@ -10,20 +10,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-# --- which paths are tests, harness, docs ------------------------------------------------------
-_TEST_PATH = re.compile(
-    r"(?:^|/)(?:tests?|__tests__|spec|specs|testing|test_?utils?)/|(?:^|/)(?:test_[^/]*|[^/]*_test|conftest)\.py$|"
-    r"\.(?:test|spec)\.[cm]?[jt]sx?$|_test\.go$|_spec\.rb$|(?:Test|Tests|IT)\.(?:java|kt)$")
-_DOC_PATH = re.compile(
-    r"(?i:\.(?:md|mdx|rst|txt|adoc)$|(?:^|/)(?:docs?|examples?)/)|(?:^|/)(?:CHANGES|CHANGELOG|HISTORY|History|NEWS|RELEASE)[^/]*$")
+from hippo.textutil import is_doc_path, is_test_path  # noqa: F401  (re-exported)
 
-
-def is_test_path(path: str) -> bool:
-    return bool(_TEST_PATH.search(path))
-
-
-def is_doc_path(path: str) -> bool:
-    return bool(_DOC_PATH.search(path))
+# which paths are tests and docs: shared with the code graph (textutil)
 
 
 # --- failing tests -----------------------------------------------------------------------------
