@@ -21,6 +21,7 @@ from hippo.textutil import is_test_path
 
 EXACT = "exact"  # through the file's own scopes, its imports, or `self`
 NAME = "name"  # by last name only: nothing better was found
+MAX_DEPTH = 6  # re-exports followed (`pkg/__init__.py` -> `pkg/sub/__init__.py` -> ... -> the definition)
 MAX_NAME_MATCHES = 8  # a bare-name fallback with more candidates than this says nothing
 _JS_EXTS = (".js", ".ts", ".tsx", ".mjs", ".cjs", ".jsx", ".mts", ".cts")
 _PY_EXTS = (".py", ".pyi")
@@ -153,6 +154,9 @@ class CodeGraph:
         if not parts[0]:  # `f().x`: an unknown receiver
             return self._by_name(parts[-1], method=True), NAME
         head = parts[0]
+        if head in ("cls", "self") and len(parts) == 1:  # `cls(...)` in a classmethod
+            cls = self._enclosing_class(f, call.within)
+            return ([cls], EXACT) if cls is not None else ([], NAME)
         if head in ("self", "this", "cls") and len(parts) >= 2:
             cls = self._enclosing_class(f, call.within)
             if cls is not None:
@@ -222,7 +226,7 @@ class CodeGraph:
             found = [d for d in found if "." in d.qual or d.kind == "method"] or found
         else:
             found = [d for d in found if "." not in d.qual] or found
-        return sorted(found, key=_plain)
+        return sorted(found, key=_plain, reverse=True)
 
     def _enclosing_class(self, f: _File, within: Def | None) -> Def | None:
         if within is None:
@@ -284,7 +288,7 @@ class CodeGraph:
             d = f.by_qual.get(name)
             if d is not None:
                 out.append(d)
-            elif name in f.imports:  # re-exported (`from .core import parse` in __init__.py)
+            else:  # re-exported (`from .core import parse`, `from .generators import *` in __init__.py)
                 out.extend(self._lookup(f, [name], None, depth=1))
         if not out and paths and paths[0].endswith(_PY_EXTS):  # a submodule
             sub = self._py_module_files(paths[0], "." + name, package=True)
@@ -301,7 +305,7 @@ class CodeGraph:
             d = f.by_qual.get(qual)
             if d is not None:
                 return self._walk([d], parts[1:], f) if len(parts) > 1 else [d]
-        if depth > 3:
+        if depth > MAX_DEPTH:
             return []
         for k in range(len(parts), 0, -1):
             bound = ".".join(parts[:k])
@@ -311,13 +315,13 @@ class CodeGraph:
                 if start:
                     return self._walk(start, parts[k:], f) if k < len(parts) else \
                         [t for t in start if isinstance(t, Def)]
-        for module in f.stars:
-            paths = self._module_files(f.path, module)
-            for p in paths:
+        for module in reversed(f.stars):  # the last star import of a name wins
+            for p in self._module_files(f.path, module):
                 g = self.files.get(p)
-                if g is not None and head in g.by_qual:
-                    d = g.by_qual[head]
-                    return self._walk([d], parts[1:], g) if len(parts) > 1 else [d]
+                if g is not None and g is not f:
+                    found = self._lookup(g, parts[:1], None, depth + 1)
+                    if found:
+                        return self._walk(found, parts[1:], g) if len(parts) > 1 else found
         return []
 
     def _imported(self, f: _File, module: str, attr: str, bound: str, depth: int) -> list:
@@ -333,7 +337,7 @@ class CodeGraph:
             d = g.by_qual.get(name)
             if d is not None:
                 out.append(d)
-            elif name in g.imports and g is not f:
+            elif g is not f:  # re-exported by an import or a star import
                 out.extend(self._lookup(g, [name], None, depth + 1))
             elif attr == "default":
                 tops = [x for x in g.defs if "." not in x.qual and x.kind in ("class", "function")]
