@@ -142,6 +142,13 @@ def test_resolution_through_imports_self_and_relative_paths():
     assert got[".start"] == [("pkg/core.py", "Engine.start")]  # unknown receiver: by name, methods only
 
 
+def test_a_variable_holds_an_instance_of_the_class_it_was_built_from():
+    g = _graph({**PKG, "tests/test_engine.py": "from pkg.core import Engine\n\n\ndef test_start():\n"
+                                                "    eng = Engine()\n    assert eng.start() == 1\n"})
+    got = {c.callee: ([d.qual for d in found], how) for c, found, how in g.callees(g.find("test_start")[0])}
+    assert got["eng.start"] == (["Engine.start"], EXACT)
+
+
 def test_find_qualified_names_and_callers():
     g = _graph(PKG)
     assert [(d.path, d.qual) for d in g.find("pkg.core.run")][:1] == [("pkg/core.py", "run")]
@@ -220,3 +227,26 @@ def test_an_index_from_before_the_graph_gets_one(git_repo):
     st = _store(root)
     assert set(st.file_graphs()) == {"a.py"}
     st.close()
+
+
+def test_def_callers_callees_cli(git_repo):
+    from repo_helpers import hippo_in_process
+
+    root = git_repo({**PKG})
+    index_repo(root, embedder=FakeEmbedder())
+    env = {"HIPPO_MODEL": "fake"}
+    res = hippo_in_process(["def", "pkg.core.run", "-C", str(root)], env=env)
+    assert res.returncode == 0
+    first = res.stdout.decode().splitlines()[0]
+    assert first.startswith("1. pkg/core.py:1-2  run  (function)")
+    res = hippo_in_process(["callers", "pkg.core.run", "-C", str(root), "-f", "json"], env=env)
+    data = json.loads(res.stdout)
+    assert data["definitions"][0]["path"] == "pkg/core.py"
+    assert {(r["path"], r["symbol"], r["resolved"]) for r in data["results"]} == {
+        ("pkg/core.py", "Engine.start", EXACT), ("pkg/parser.py", "Parser.parse", EXACT),
+        ("tests/test_parser.py", "test_parse", EXACT)}
+    assert all(r["text"].strip() and "run(" in r["text"] for r in data["results"])
+    res = hippo_in_process(["callees", "Engine.start", "-C", str(root), "-f", "xml"], env=env)
+    assert '<target path="pkg/core.py" lines="1-2" symbol="run"/>' in res.stdout.decode()
+    res = hippo_in_process(["callers", "no_such_name", "-C", str(root)], env=env)
+    assert res.returncode == 1 and "No definition named" in res.stdout.decode()

@@ -67,6 +67,7 @@ class _File:
     imports: dict[str, tuple[str, str]]  # bound name -> (module, attribute)
     stars: list[str]
     by_qual: dict[str, Def] = field(default_factory=dict)
+    assigns: dict[tuple[int, str], str] = field(default_factory=dict)  # (enclosing def idx, variable) -> callee
 
 
 class CodeGraph:
@@ -171,7 +172,23 @@ class CodeGraph:
         found = self._lookup(f, parts, call.within)
         if found:
             return found, EXACT
+        if len(parts) > 1:  # `svc.validate()` after `svc = AuthService(...)`: a method of that class
+            found = self._instance_member(f, parts, call)
+            if found:
+                return found, EXACT
         return self._by_name(parts[-1], method=len(parts) > 1), NAME
+
+    def _instance_member(self, f: _File, parts: list[str], call: Call) -> list[Def]:
+        scopes = [call.within.idx if call.within is not None else -1, -1]
+        for w in scopes:
+            made_by = f.assigns.get((w, parts[0]))
+            if made_by is None:
+                continue
+            classes = [d for d in self._lookup(f, made_by.split("."), call.within) if d.kind == "class"]
+            found = self._walk(classes, parts[1:], f) if classes else []
+            if found:
+                return found
+        return []
 
     def callees(self, d: Def) -> list[tuple[Call, list[Def], str]]:
         f = self.files.get(d.path)
@@ -404,7 +421,8 @@ def _parse(path: str, data: dict) -> _File:
     by_qual: dict[str, Def] = {}
     for d in defs:
         by_qual.setdefault(d.qual, d)
-    return _File(path, defs, calls, imports, stars, by_qual)
+    assigns = {(int(w), str(var)): str(callee) for var, callee, w in data.get("a", [])}
+    return _File(path, defs, calls, imports, stars, by_qual, assigns)
 
 
 _CACHE_ATTR = "_code_graph"

@@ -8,6 +8,8 @@ The result is a small JSON-ready dict, `FileGraph.to_json()`:
   d: [[qualified name, kind, start line, end line, [base class names]], ...]   (file order)
   c: [[callee as written, line, index into d of the enclosing definition or -1], ...]
   i: [[bound name, module, imported attribute, line], ...]
+  a: [[local variable, callee whose result it holds, index into d of the enclosing definition or -1], ...]
+     (`svc = AuthService(...)`, `const c = new Command()`: what `svc.x` / `c.x` may be a method of)
 Callee text is a dotted chain as written (`self.foo`, `mod.bar`, `baz`); a receiver that is not a plain
 chain (`f().x`) is written `.x`, and `super().x` as `super.x`. Import attributes: "" binds the module
 itself, "*" is a star import, "default" a JS default import.
@@ -34,6 +36,8 @@ _PY_QUERY = """
 (call function: (_) @call)
 (import_statement) @import
 (import_from_statement) @import
+(assignment left: (identifier) @assign.var right: (call function: [(identifier) (attribute)] @assign.call))
+(as_pattern (call function: [(identifier) (attribute)] @assign.call) alias: (as_pattern_target (identifier) @assign.var))
 """
 
 _JS_QUERY_COMMON = f"""
@@ -48,6 +52,9 @@ _JS_QUERY_COMMON = f"""
 (import_statement) @import
 (variable_declarator value: (call_expression function: (identifier) @_req)) @require
 (variable_declarator value: (member_expression object: (call_expression function: (identifier) @_req))) @require
+(call_expression function: (identifier) @_t arguments: (arguments . [(string) (template_string)] @def.test . [(arrow_function) (function_expression)]) (#match? @_t "^(it|test|describe|suite|context|specify)$"))
+(variable_declarator name: (identifier) @assign.var value: (new_expression constructor: [(identifier) (member_expression)] @assign.call))
+(variable_declarator name: (identifier) @assign.var value: (call_expression function: [(identifier) (member_expression)] @assign.call))
 """
 _JS_CLASS = {"javascript": "(class_declaration name: (identifier) @def.class) @def\n(class name: (identifier) @def.class) @def",
              "typescript": "(class_declaration name: (type_identifier) @def.class) @def\n"
@@ -64,9 +71,10 @@ class FileGraph:
     defs: list[list] = field(default_factory=list)
     calls: list[list] = field(default_factory=list)
     imports: list[list] = field(default_factory=list)
+    assigns: list[list] = field(default_factory=list)
 
     def to_json(self) -> dict:
-        return {"d": self.defs, "c": self.calls, "i": self.imports}
+        return {"d": self.defs, "c": self.calls, "i": self.imports, "a": self.assigns}
 
 
 def _query(lang: str):
@@ -101,6 +109,14 @@ def _text(src: bytes, node: Node) -> str:
     return src[node.start_byte:node.end_byte].decode("utf-8", "replace")
 
 
+def _within(starts: list[int], spans: list[tuple[int, int]], pos: int) -> int:
+    """Index of the innermost definition span holding byte `pos`, or -1 (module level)."""
+    i = bisect.bisect_right(starts, pos) - 1
+    while i >= 0 and not (spans[i][0] <= pos < spans[i][1]):
+        i -= 1
+    return i
+
+
 def _rows(node: Node) -> tuple[int, int]:
     lo, hi = node.start_point[0], node.end_point[0]
     if hi > lo and node.end_point[1] == 0:
@@ -126,25 +142,33 @@ class _Builder:
             parent = stack[-1] if stack else -1
             if parent >= 0 and kind == "function" and g.defs[parent][1] in ("class", "interface"):
                 kind = "method"
-            qual = f"{quals[parent]}.{name}" if parent >= 0 and "." not in name else name
+            nest = parent >= 0 and "." not in name and kind != "test" and g.defs[parent][1] != "test"
+            qual = f"{quals[parent]}.{name}" if nest else name
             quals.append(qual)
             parents.append(parent)
             lo, hi = _rows(node)
             g.defs.append([qual, kind, lo, hi, bases])
             stack.append(i)
         g.calls = self._calls(caps.get("call", []), spans)
+        g.assigns = self._assigns(caps.get("assign.var", []), caps.get("assign.call", []), spans)
         g.imports = self._imports(caps.get("import", []), caps.get("require", []))
         return g
 
     # --- definitions ----------------------------------------------------------------------------
     def _defs(self, caps: dict[str, list[Node]]) -> list[tuple[Node, str, str, list[str]]]:
         out: dict[tuple, tuple[Node, str, str, list[str]]] = {}
-        for key in ("def.function", "def.class", "def.method", "def.interface", "def.assign"):
+        for key in ("def.function", "def.class", "def.method", "def.interface", "def.assign", "def.test"):
             for name_node in caps.get(key, []):
                 node = name_node.parent
                 if node is None:
                     continue
-                if key == "def.assign":  # `X.prototype.y = function` / `exports.y = ...`
+                if key == "def.test":  # `it("title", () => {...})`: the title names the test
+                    node = node.parent
+                    name = " ".join(_text(self.src, name_node).strip("'\"`").split())[:200]
+                    if node is None or not name:
+                        continue
+                    kind = "test"
+                elif key == "def.assign":  # `X.prototype.y = function` / `exports.y = ...`
                     name = self._assigned_name(name_node)
                     if not name:
                         continue
@@ -218,16 +242,26 @@ class _Builder:
             callee = self._callee(fn)
             if not callee or len(callee) > 200 or callee == "require":
                 continue
-            pos = fn.start_byte
-            # the innermost definition holding the call: scan back from the last one starting before it
-            i = bisect.bisect_right(starts, pos) - 1
-            while i >= 0 and spans[i][1] < pos:
-                i -= 1
-            while i >= 0 and not (spans[i][0] <= pos < spans[i][1]):
-                i -= 1
-            out.append([callee, fn.start_point[0] + 1, i])
+            out.append([callee, fn.start_point[0] + 1, _within(starts, spans, fn.start_byte)])
         out.sort(key=lambda c: c[1])
         return out
+
+    def _assigns(self, names: list[Node], calls: list[Node], spans: list[tuple[int, int]]) -> list[list]:
+        starts = [s for s, _ in spans]
+        out: list[list] = []
+        seen: set[tuple] = set()
+        for var, fn in zip(names, calls, strict=False):  # captured pairwise, in match order
+            stmt = var.parent.parent if var.parent is not None and var.parent.parent is not None else var.parent
+            if stmt is None or not stmt.start_byte <= fn.start_byte < stmt.end_byte:
+                continue  # not from the same statement: the pairing is off, leave it out
+            callee = self._callee(fn)
+            if not callee or callee == "require" or not _CHAIN.fullmatch(callee):
+                continue
+            row = [_text(self.src, var), callee, _within(starts, spans, var.start_byte)]
+            if tuple(row) not in seen:
+                seen.add(tuple(row))
+                out.append(row)
+        return out[:MAX_CALLS]
 
     # --- imports ------------------------------------------------------------------------------------
     def _imports(self, nodes: list[Node], requires: list[Node]) -> list[list]:
