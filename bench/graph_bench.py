@@ -30,13 +30,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
 
 from bench.freshness_bench import git  # noqa: E402
-from hippo import indexer as indexer_mod  # noqa: E402
-from hippo.chunking import chunk_file  # noqa: E402
-from hippo.codegraph import EXACT, CodeGraph, Def, graph_for  # noqa: E402
-from hippo.embedding.fake import FakeEmbedder  # noqa: E402
-from hippo.indexer import index_repo  # noqa: E402
-from hippo.state import load_state  # noqa: E402
-from hippo.store import Store  # noqa: E402
+from hippo.index import indexer as indexer_mod  # noqa: E402
+from hippo.index.chunking import chunk_file  # noqa: E402
+from hippo.index.embedding.fake import FakeEmbedder  # noqa: E402
+from hippo.index.indexer import index_repo  # noqa: E402
+from hippo.index.state import load_state  # noqa: E402
+from hippo.index.store import Store  # noqa: E402
+from hippo.retrieval.codegraph import EXACT, CodeGraph, Def, graph_for  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from hippo.config import Settings
-from hippo.embedding.paths import models_dir
+from hippo.core.config import Settings
+from hippo.index.embedding.paths import models_dir
+from hook_helpers import warm_server  # noqa: F401  (a fixture for every test module)
 from repo_helpers import GIT_ENV, git, write_files  # noqa: F401  (re-exported)
 
 GitRepoFactory = Callable[..., Path]

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from hippo.chunking import chunk_file
-from hippo.codegraph import EXACT, NAME, CodeGraph
-from hippo.embedding.fake import FakeEmbedder
-from hippo.indexer import index_repo
-from hippo.state import load_state
-from hippo.store import Store
+from hippo.index.chunking import chunk_file
+from hippo.index.embedding.fake import FakeEmbedder
+from hippo.index.indexer import index_repo
+from hippo.index.state import load_state
+from hippo.index.store import Store
+from hippo.retrieval.codegraph import EXACT, NAME, CodeGraph
 from repo_helpers import git, write_files
 
 
@@ -200,7 +200,7 @@ def test_graph_follows_edits_deletes_and_renames(git_repo):
     graphs = st.file_graphs()
     assert set(graphs) == {"a.py", "c.py"}
     assert [d[0] for d in json.loads(graphs["a.py"])["d"]] == ["alpha", "delta"]
-    from hippo.codegraph import graph_for
+    from hippo.retrieval.codegraph import graph_for
 
     g = graph_for(st)
     assert [(c.path, c.within.qual) for c, _ in g.callers(g.find("alpha"))] == [("c.py", "gamma")]

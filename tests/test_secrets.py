@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hippo.secrets import redact
+from hippo.core.secrets import redact
 
 ALNUM = string.ascii_letters + string.digits
 
@@ -422,7 +422,7 @@ def test_redaction_is_idempotent():
 
 
 def test_speed_per_chunk_on_real_code():
-    import hippo.gitutil as sample_mod
+    import hippo.core.gitutil as sample_mod
     with open(sample_mod.__file__, encoding="utf-8") as fh:
         src = fh.read()
     chunks = [src[i:i + 1500] for i in range(0, len(src), 1500)]

@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from hippo import runtime as common
-from hippo.hooks import prompt_expansion, session_start
-from hippo.service import client
+from hippo.core import runtime as common
+from hippo.surfaces.hooks import prompt_expansion, session_start
+from hippo.surfaces.service import client
 
 REPO = Path(__file__).resolve().parents[1]
 LAUNCHER = REPO / "scripts" / "hippo"
@@ -110,7 +110,7 @@ def test_launcher_version_probe_of_a_path_hippo_ignores_the_cwd(hostile, tmp_pat
     bindir = tmp_path / "bin"
     bindir.mkdir()
     script = bindir / "hippo"
-    script.write_text(f"#!{sys.executable}\nfrom hippo.cli import main\nmain()\n")
+    script.write_text(f"#!{sys.executable}\nfrom hippo.surfaces.cli import main\nmain()\n")
     script.chmod(0o755)
     proc = _launch(["--launcher-which"], root, PATH=f"{bindir}:/usr/bin:/bin")
     assert proc.stdout.decode().strip() == f"path {sys.executable}", proc.stderr

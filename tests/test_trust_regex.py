@@ -26,8 +26,9 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from hippo import pasted, secrets, textutil
-from hippo.diagnosis import gate, signals
+from hippo.core import secrets, textutil
+from hippo.push.diagnosis import gate, signals
+from hippo.retrieval import pasted
 
 SLOW_BEFORE = "Exit code 1\n" + ("at" + " " * 1500 + "\n") * 6  # 130 s on main, a few ms now
 ONE_LINE = "Exit code 1\nat" + " " * 1500  # 21.6 s on main
@@ -94,7 +95,7 @@ def _run_python(code: str, timeout: float, **env: str) -> subprocess.CompletedPr
 
 @pytest.mark.parametrize("text", [SLOW_BEFORE, ONE_LINE], ids=["six-lines", "one-line"])
 def test_known_bad_output_is_parsed_at_once(text):
-    code = ("import json, sys\nfrom hippo.diagnosis.signals import extract\n"
+    code = ("import json, sys\nfrom hippo.push.diagnosis.signals import extract\n"
             "sig = extract(json.loads(sys.argv[1]) if len(sys.argv) > 1 else json.load(sys.stdin))\n"
             "print(sig.exit_code)")
     proc = subprocess.run([sys.executable, "-c", code], input=json.dumps(text), capture_output=True, text=True,
@@ -107,7 +108,7 @@ def test_known_bad_output_is_parsed_at_once(text):
                          ids=["openai-prefix", "jwt-prefix", "pem-begin-lines"])
 def test_redacting_a_hostile_file_is_linear(atom, times):
     """The indexer redacts whole files (up to 1 MB): these took minutes to an hour on main, ~1 s now."""
-    code = f"from hippo.secrets import redact\nredact({atom!r} * {times})\nprint('ok')"
+    code = f"from hippo.core.secrets import redact\nredact({atom!r} * {times})\nprint('ok')"
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=20, cwd="/")
     assert proc.stdout.strip() == "ok", proc.stderr
 
