@@ -175,9 +175,10 @@ def to_text(resp: SearchResponse) -> str:
     return "\n".join(lines)
 
 
-def failure_xml(hits: list[dict]) -> str:
+def failure_xml(hits: list[dict], candidates: list[dict] = ()) -> str:  # type: ignore[assignment]
     """The failure hook's `<search_results>`: per result only the seed's fields (source_file, lines,
-    language, last_modified, score) and `why`, the one-line reason it is evidence; no id or meta block."""
+    language, last_modified, score) and `why`, the one-line reason it is evidence; no id or meta block.
+    `candidates` (path, start_line, end_line, symbol, score, why) follow as `<more_candidates>` pointers."""
     out = ["<search_results>"]
     for h in hits:
         attrs = f"score={quoteattr(format(float(h.get('score') or 0), '.2f'))}"
@@ -189,6 +190,16 @@ def failure_xml(hits: list[dict]) -> str:
                    + (f"<last_modified>{_text(h['last_modified'])}</last_modified>" if h.get("last_modified") else ""))
         out.append(f"<snippet>{_cdata(h['snippet'])}</snippet>")
         out.append("</result>")
+    if candidates:
+        out.append("<more_candidates>")
+        for c in candidates:
+            attrs = (f"path={quoteattr(display(c['path']))} lines=\"{int(c['start_line'])}-{int(c['end_line'])}\""
+                     f" symbol={quoteattr(display(c.get('symbol') or ''))}"
+                     f" score={quoteattr(format(float(c.get('score') or 0), '.2f'))}")
+            if c.get("why"):
+                attrs += f" why={quoteattr(display(_strip_invalid_xml_chars(str(c['why']))))}"
+            out.append(f"<candidate {attrs}/>")
+        out.append("</more_candidates>")
     out.append("</search_results>")
     return "\n".join(out)
 
