@@ -250,3 +250,24 @@ def test_def_callers_callees_cli(git_repo):
     assert '<target path="pkg/core.py" lines="1-2" symbol="run"/>' in res.stdout.decode()
     res = hippo_in_process(["callers", "no_such_name", "-C", str(root)], env=env)
     assert res.returncode == 1 and "No definition named" in res.stdout.decode()
+
+
+def test_cochange_history_is_built_then_extended_incrementally(git_repo):
+    from hippo.index import cochange
+
+    root = git_repo({"src/a.py": "def a():\n    return 1\n", "tests/test_a.py": "def test_a():\n    pass\n"})
+    write_files(root, {"src/b.py": "def b():\n    return 2\n"})
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "b alone")
+    index_repo(root, embedder=FakeEmbedder())
+    data = cochange.load(root / ".hippo")
+    assert data["commits"] == 2 and data["pairs"] == {"tests/test_a.py": {"src/a.py": 1}}
+    assert set(data["last"]) == {"src/a.py", "src/b.py"}
+    write_files(root, {"src/a.py": "def a():\n    return 3\n", "src/c.py": "def c():\n    return 4\n",
+                       "tests/test_a.py": "def test_a():\n    assert True\n"})
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "a and c with its test")
+    index_repo(root, embedder=FakeEmbedder())
+    data = cochange.load(root / ".hippo")
+    assert data["commits"] == 3  # only the new commit was read
+    assert data["pairs"] == {"tests/test_a.py": {"src/a.py": 2, "src/c.py": 1}}

@@ -309,6 +309,8 @@ class Indexer:
             if small:
                 self._vector_phase(state, report, save=False)
             self._record_git(state, getattr(disc, "git", None))
+            if state.indexed_commit != was[0] or not Path(IndexDir(self.index_dir).cochange).exists():
+                self._cochange(state)
             if changed or deleted:
                 state.runs_since_optimize += 1
                 state.rows_since_optimize += report.chunks_written + len(deleted)
@@ -531,6 +533,17 @@ class Indexer:
         if gitutil.is_git_repo(self.root):
             state.indexed_commit = gitutil.head_commit(self.root)
             state.branch = gitutil.current_branch(self.root)
+
+    def _cochange(self, state: IndexState) -> None:
+        """Co-change history up to the indexed commit (index/cochange.py); it never fails an index run."""
+        from hippo.index import cochange
+
+        try:
+            cochange.update(self.root, self.index_dir, state.indexed_commit)
+        except Exception as exc:  # noqa: BLE001 - history is a ranking hint, the index is what matters
+            from hippo.core.runtime import log
+
+            log(self.index_dir, "co-change history not updated", exc)
 
     def _vector_phase(self, state: IndexState, report: IndexReport, *, save: bool = True) -> None:
         """Embed every row still without its vector. `save=False`: the caller writes state.json next."""

@@ -254,7 +254,7 @@ class Collector:
         clue_text += [self._line(p, n) for p, n, _ in frames if pathkind.is_test(p)]
         test_names = " ".join(d.qual for d in starts)
         clues = suspects.words("\n".join(clue_text)) - suspects.words(test_names)
-        ranked = suspects.rank(reached, clues, suspects.words(test_names), frames, self._body)
+        ranked = suspects.rank(reached, clues, suspects.words(test_names), frames, self._body, self._history())
         shown = 0
         for s in ranked[:policy.SUSPECT_SHOWN + policy.SUSPECT_POINTERS]:
             d = s.d
@@ -267,6 +267,20 @@ class Collector:
                 self.on_path.add(d.path)
             self.pointers.append({"path": d.path, "start_line": d.start, "end_line": d.end, "symbol": d.qual,
                                   "score": round(min(1.0, max(0.0, s.score) / 100), 2), "why": s.why()})
+
+    def _history(self) -> dict:
+        """The index's co-change record, read once per indexed commit and kept on the searcher."""
+        from hippo.index import cochange
+
+        key = self.searcher.state.indexed_commit
+        cached = self.searcher.__dict__.get("_cochange")
+        if cached is None or cached[0] != key:
+            try:
+                cached = (key, cochange.load(self.searcher.index_dir))
+            except Exception:  # noqa: BLE001 - history is a hint
+                cached = (key, {})
+            self.searcher.__dict__["_cochange"] = cached
+        return cached[1]
 
     def _body(self, d) -> str:
         lines = self.live.lines(d.path) or []

@@ -44,6 +44,8 @@ SUSPECT_WEIGHTS: dict[str, float] = {
     "size": -3.0,  # long definitions, up to 80 lines and beyond
     "private": 2.0,  # a `_helper`: where the work is done, rarely what a test calls itself
     "constructor": -6.0,  # `__init__` / `constructor`: mostly stores its arguments
+    "cochange": 2.0,  # per past commit (up to 3) that changed its file together with the failing test's file
+    "recent": 2.0,  # its file changed within RECENT_DAYS of the newest commit
 }
 SUSPECT_SHOWN = 2  # suspects that may be shown with code; the rest are pointers
 SUSPECT_MIN_SHOWN_DISTANCE = 2  # what the test calls directly is already evidence (pipeline._definitions)

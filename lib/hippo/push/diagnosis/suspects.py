@@ -32,6 +32,7 @@ class Suspect:
     distance: int
     via: str  # the definition that calls it (the test for distance 1)
     test: str  # the failing test it was reached from
+    test_path: str
     how: str  # EXACT or NAME for the call that reached it
     score: float = 0.0
     features: dict[str, float] = field(default_factory=dict)
@@ -81,10 +82,10 @@ def test_defs(graph: CodeGraph, tests: list[runners.FailingTest], frames: list[t
 def walk(graph: CodeGraph, starts: list[Def]) -> dict[Def, Suspect]:
     """Breadth-first over resolved calls from each test, up to MAX_DEPTH; the nearest path wins."""
     reached: dict[Def, Suspect] = {}
-    frontier: list[tuple[Def, str, int]] = [(d, d.qual, 0) for d in starts]
+    frontier: list[tuple[Def, Def, int]] = [(d, d, 0) for d in starts]
     seen = set(starts)
     while frontier and len(reached) < MAX_REACHED:
-        nxt: list[tuple[Def, str, int]] = []
+        nxt: list[tuple[Def, Def, int]] = []
         for src, test, depth in frontier:
             if depth >= MAX_DEPTH:
                 continue
@@ -99,16 +100,23 @@ def walk(graph: CodeGraph, starts: list[Def]) -> dict[Def, Suspect]:
                     if d in seen:
                         continue
                     seen.add(d)
-                    reached[d] = Suspect(d, depth + 1, src.qual if depth else test, test, how)
+                    reached[d] = Suspect(d, depth + 1, src.qual if depth else test.qual, test.qual, test.path, how)
                     nxt.append((d, test, depth + 1))
         frontier = nxt
     return reached
 
 
+RECENT_DAYS = 30  # a file changed within this many days of the newest commit counts as recently changed
+
+
 def rank(suspects: dict[Def, Suspect], clues: set[str], test_words: set[str],
-         frames: list[tuple[str, int, str]], body_of) -> list[Suspect]:
-    """Score each reached definition with policy.SUSPECT_WEIGHTS; best first."""
+         frames: list[tuple[str, int, str]], body_of, history: dict | None = None) -> list[Suspect]:
+    """Score each reached definition with policy.SUSPECT_WEIGHTS; best first. `history` is the index's
+    co-change record (index/cochange.py)."""
     w = policy.SUSPECT_WEIGHTS
+    pairs = (history or {}).get("pairs") or {}
+    last = (history or {}).get("last") or {}
+    newest = max(last.values(), default=0)
     out = []
     for s in suspects.values():
         d = s.d
@@ -127,6 +135,8 @@ def rank(suspects: dict[Def, Suspect], clues: set[str], test_words: set[str],
             "size": w["size"] * min(1.0, (d.end - d.start + 1) / 80),
             "private": w["private"] if d.name.startswith("_") and not d.name.startswith("__") else 0.0,
             "constructor": w["constructor"] if d.name in _CONSTRUCTORS else 0.0,
+            "cochange": w["cochange"] * min(3, pairs.get(s.test_path, {}).get(d.path, 0)),
+            "recent": w["recent"] if newest and newest - last.get(d.path, 0) <= RECENT_DAYS * 86400 else 0.0,
         }
         s.features = f
         s.score = w["base"] + sum(f.values())
