@@ -11,6 +11,7 @@ Stdlib only: the rows come from `Store.file_graphs()`; `graph_for(store)` caches
 """
 from __future__ import annotations
 
+import functools
 import json
 import posixpath
 import re
@@ -68,6 +69,7 @@ class _File:
     stars: list[str]
     by_qual: dict[str, Def] = field(default_factory=dict)
     assigns: dict[tuple[int, str], str] = field(default_factory=dict)  # (enclosing def idx, variable) -> callee
+    raw: str = ""  # the JSON it was parsed from
 
 
 class CodeGraph:
@@ -75,18 +77,8 @@ class CodeGraph:
 
     def __init__(self, files: dict[str, _File]) -> None:
         self.files = files
-        self.by_name: dict[str, list[Def]] = {}
-        self.calls_by_tail: dict[str, list[Call]] = {}
         self.py_modules: dict[str, list[str]] = {}
-        self.aliases: dict[str, set[str]] = {}  # imported name -> names it is bound to (`import {a as b}`)
-        for path, f in files.items():
-            for bound, (_module, attr) in f.imports.items():
-                if attr and attr not in ("default", bound):
-                    self.aliases.setdefault(attr, set()).add(bound.rsplit(".", 1)[-1])
-            for d in f.defs:
-                self.by_name.setdefault(d.name, []).append(d)
-            for c in f.calls:
-                self.calls_by_tail.setdefault(c.tail, []).append(c)
+        for path in files:
             if path.endswith(_PY_EXTS):
                 dotted = path.rsplit(".", 1)[0].replace("/", ".")
                 if dotted.endswith(".__init__"):
@@ -97,15 +89,50 @@ class CodeGraph:
         for paths in self.py_modules.values():
             paths.sort(key=lambda p: (p.endswith(".pyi"), p.count("/"), p))
 
+    # The repository-wide indexes are built on first use: resolving a failing test's calls through its
+    # imports needs none of them, so a new table version costs only what a question asks for.
+    @functools.cached_property
+    def by_name(self) -> dict[str, list[Def]]:
+        out: dict[str, list[Def]] = {}
+        for f in self.files.values():
+            for d in f.defs:
+                out.setdefault(d.name, []).append(d)
+        return out
+
+    @functools.cached_property
+    def calls_by_tail(self) -> dict[str, list[Call]]:
+        out: dict[str, list[Call]] = {}
+        for f in self.files.values():
+            for c in f.calls:
+                out.setdefault(c.tail, []).append(c)
+        return out
+
+    @functools.cached_property
+    def aliases(self) -> dict[str, set[str]]:
+        """Imported name -> the names it is bound to (`import {a as b}`, `from m import a as b`)."""
+        out: dict[str, set[str]] = {}
+        for f in self.files.values():
+            for bound, (_module, attr) in f.imports.items():
+                if attr and attr not in ("default", bound):
+                    out.setdefault(attr, set()).add(bound.rsplit(".", 1)[-1])
+        return out
+
     @classmethod
-    def from_rows(cls, rows: dict[str, str]) -> CodeGraph:
+    def from_rows(cls, rows: dict[str, str], previous: CodeGraph | None = None) -> CodeGraph:
+        """The graph of `rows` (path -> graph JSON); files whose JSON is unchanged since `previous` are
+        reused, not parsed again (an edit re-parses one file, not the repository)."""
         files: dict[str, _File] = {}
+        old = previous.files if previous is not None else {}
         for path, raw in rows.items():
+            prev = old.get(path)
+            if prev is not None and prev.raw == raw:
+                files[path] = prev
+                continue
             try:
                 data = json.loads(raw)
             except (TypeError, ValueError):
                 continue
-            files[path] = _parse(path, data)
+            files[path] = _parse(path, data, raw)
         return cls(files)
 
     # --- definitions by name -------------------------------------------------------------------
@@ -406,7 +433,7 @@ def _plain(d: Def) -> tuple:
             -d.path.count("/"), -len(d.path))
 
 
-def _parse(path: str, data: dict) -> _File:
+def _parse(path: str, data: dict, raw: str = "") -> _File:
     defs = [Def(path, str(q), str(k), int(a), int(b), tuple(bases or ()), i)
             for i, (q, k, a, b, bases) in enumerate(data.get("d", []))]
     calls = [Call(path, int(line), str(callee), defs[w] if 0 <= w < len(defs) else None)
@@ -422,7 +449,7 @@ def _parse(path: str, data: dict) -> _File:
     for d in defs:
         by_qual.setdefault(d.qual, d)
     assigns = {(int(w), str(var)): str(callee) for var, callee, w in data.get("a", [])}
-    return _File(path, defs, calls, imports, stars, by_qual, assigns)
+    return _File(path, defs, calls, imports, stars, by_qual, assigns, raw)
 
 
 _CACHE_ATTR = "_code_graph"
@@ -434,6 +461,6 @@ def graph_for(store) -> CodeGraph:
     cached = getattr(store, _CACHE_ATTR, None)
     if cached is not None and cached[0] == version:
         return cached[1]
-    graph = CodeGraph.from_rows(store.file_graphs())
+    graph = CodeGraph.from_rows(store.file_graphs(), cached[1] if cached is not None else None)
     setattr(store, _CACHE_ATTR, (version, graph))
     return graph
