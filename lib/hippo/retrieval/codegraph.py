@@ -290,7 +290,7 @@ class CodeGraph:
         f = self.files.get(cls.path)
         if f is None or seen > 3:
             return []
-        out = []
+        out: list[Def] = []
         for b in cls.bases:
             out.extend(d for d in self._lookup(f, b.split("."), None) if d.kind in ("class", "interface", "function"))
         return out

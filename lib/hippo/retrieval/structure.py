@@ -8,6 +8,7 @@ indexer redacts). Names may be bare (`parse`), class-qualified (`Command.parse`)
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from hippo.retrieval.codegraph import EXACT, CodeGraph, Def, graph_for
 
@@ -24,7 +25,7 @@ class _Live:
     def __init__(self, root: Path, files) -> None:
         self.root, self.files = root, files
         self._cache: dict[str, list[str] | None] = {}
-        self._reader = None
+        self._reader: Any = None  # a RepoReader, opened on the first read
 
     def lines(self, path: str) -> list[str] | None:
         if path not in self._cache:
