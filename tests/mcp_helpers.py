@@ -17,7 +17,7 @@ def mcp_params(root: Path, **env: str) -> StdioServerParameters:
         command=sys.executable, args=["-m", "hippo", "mcp"], cwd=str(root),
         env={"HIPPO_MODEL": "fake", "HIPPO_PROJECT_DIR": str(root), "PYTHONPATH": os.environ.get("PYTHONPATH", ""),
              # the SDK passes only a few variables on: no detached query server unless a test asks for one
-             "HIPPO_NO_SERVER": "1", "HIPPO_HOME": os.environ.get("HIPPO_HOME", ""), **env},
+             "HIPPO_SERVER": "ask", "HIPPO_HOME": os.environ.get("HIPPO_HOME", ""), **env},
     )
 
 

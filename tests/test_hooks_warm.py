@@ -107,7 +107,7 @@ def test_hook_process_uses_server_and_imports_only_the_allowlist(warm_server):
     interpreter that the allowlist does not name (no signals, config, pathlib, subprocess, lancedb...)."""
     root, _ = warm_server
     payload = warm_payload(root, error_text(root, "py_traceback.txt"), session="warm-proc")
-    env = {**os.environ, "HIPPO_NO_SERVER": "1", "HIPPO_NO_BACKGROUND_INDEX": "1"}
+    env = {**os.environ, "HIPPO_NO_BACKGROUND_INDEX": "1"}
     env.pop("HIPPO_INDEX_DIR", None)
     proc, imported = _imported(env, ["-m", "hippo", "hook", "tool-failure"], json.dumps(payload).encode())
     assert proc.returncode == 0

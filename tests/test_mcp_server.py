@@ -59,6 +59,7 @@ def test_argument_validation(args, msg):
         parse_arguments(args)
 
 
+@pytest.mark.slow  # real processes or a big index: `make check` runs it, `make test-fast` skips it
 def test_protocol_round_trip(indexed_repo):
     tools, instructions, results = run_session(indexed_repo, [
         {"query": "Token is too old", "keywords": ["TokenExpiredError"]},

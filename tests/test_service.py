@@ -185,7 +185,7 @@ def test_no_server_answers_in_process_and_leaves_one_warm(indexed, monkeypatch):
 
     started: list[list[str]] = []
     monkeypatch.setattr(common, "spawn_detached", lambda args, log_dir, cwd, env=None: started.append(args) or 1)
-    monkeypatch.delenv("HIPPO_NO_SERVER")
+    monkeypatch.setenv("HIPPO_SERVER", "auto")
     assert not (indexed / ".hippo" / "server.sock").exists()
     resp = client.search(indexed, {"query": "password hashing salt"})
     assert resp["hits"] and started == [["serve", "--root", str(indexed)]]
@@ -193,7 +193,9 @@ def test_no_server_answers_in_process_and_leaves_one_warm(indexed, monkeypatch):
     assert client.hook("tool-failure", {"tool_name": "Bash", "error": "Exit code 127\nbash: pnpmx: command not found",
                                         "cwd": str(indexed)}) is None
     assert len(started) == 1
-    monkeypatch.setenv("HIPPO_NO_SERVER", "1")
+    monkeypatch.setenv("HIPPO_SERVER", "ask")  # use one if it runs, never start one
+    client.search(indexed, {"query": "password hashing salt"})
+    monkeypatch.setenv("HIPPO_NO_SERVER", "1")  # the old spelling of HIPPO_SERVER=off
     client.search(indexed, {"query": "password hashing salt"})
     assert len(started) == 1
 
@@ -247,8 +249,7 @@ def test_untrusted_sockets_and_oversized_requests_are_not_used(indexed, tmp_path
 def test_cli_search_leaves_a_server_warm_for_the_next_call(indexed):
     """Real processes: a cold `hippo search` answers, then a detached server comes up and answers the next."""
     idx = indexed / ".hippo"
-    env = {**os.environ, "HIPPO_MODEL": "fake", "HIPPO_SERVER_IDLE": "60"}
-    env.pop("HIPPO_NO_SERVER", None)
+    env = {**os.environ, "HIPPO_MODEL": "fake", "HIPPO_SERVER_IDLE": "60", "HIPPO_SERVER": "auto"}
     args = [sys.executable, "-m", "hippo", "search", "Token is too old", "-w", "TokenExpiredError", "--format", "xml"]
     cold = subprocess.run(args, cwd=indexed, capture_output=True, text=True, env=env, timeout=180)
     assert cold.returncode == 0 and _xml_files(cold.stdout)[0] == "src/auth/tokens.py"

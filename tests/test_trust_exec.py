@@ -54,7 +54,7 @@ def ran(markers: Path) -> list[str]:
 
 def _env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONSAFEPATH", "HIPPO_LAUNCH_CWD")}
-    env.update({"HIPPO_MODEL": "fake", "HIPPO_NO_BACKGROUND_INDEX": "1", "HIPPO_NO_SERVER": "1"}, **extra)
+    env.update({"HIPPO_MODEL": "fake", "HIPPO_NO_BACKGROUND_INDEX": "1", "HIPPO_SERVER": "ask"}, **extra)
     return env
 
 
@@ -131,7 +131,7 @@ def test_background_index_and_warm_server_spawn_outside_the_repo(hostile, monkey
     assert (idx / "state.json").is_file(), (idx / "hippo.log").read_text(errors="replace")
     assert ran(markers) == []
 
-    monkeypatch.delenv("HIPPO_NO_SERVER")
+    monkeypatch.setenv("HIPPO_SERVER", "auto")
     pid = client.start_server(root, idx)
     assert pid
     deadline = time.monotonic() + 120
@@ -146,6 +146,7 @@ def test_background_index_and_warm_server_spawn_outside_the_repo(hostile, monkey
     assert ran(markers) == []
 
 
+@pytest.mark.slow  # real processes or a big index: `make check` runs it, `make test-fast` skips it
 def test_session_start_kicks_the_indexer_without_running_repo_code(hostile, monkeypatch):
     root, markers = hostile
     for key, value in _env().items():
@@ -167,6 +168,7 @@ def test_session_start_kicks_the_indexer_without_running_repo_code(hostile, monk
     assert ran(markers) == []
 
 
+@pytest.mark.slow  # real processes or a big index: `make check` runs it, `make test-fast` skips it
 def test_rag_index_and_rag_status_run_hippo_outside_the_repo(hostile, monkeypatch):
     root, markers = hostile
     for key, value in _env().items():

@@ -14,11 +14,9 @@ hit its timeout and the warm server stopped answering. Two kinds of checks:
 """
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
-import signal
 import subprocess
 import sys
 
@@ -29,6 +27,7 @@ from hypothesis import strategies as st
 from hippo.core import secrets, textutil
 from hippo.push.diagnosis import gate, signals
 from hippo.retrieval import pasted
+from regex_shape import hard_stop
 
 SLOW_BEFORE = "Exit code 1\n" + ("at" + " " * 1500 + "\n") * 6  # 130 s on main, a few ms now
 ONE_LINE = "Exit code 1\nat" + " " * 1500  # 21.6 s on main
@@ -39,7 +38,11 @@ ATOMS = [" ", "\t", "at ", "at", "    at ", "(", ")", "((", "))", ":", ":1", ":1
          "Traceback (most recent call last):\n", "  Traceback (most recent call last):\n", "not ok 1 - t\n",
          "[", "]", "[ERROR] a.b ", "<", ">", "$", "+0x1", "\\", "file://", ":line ", "Exception", "token=",
          "password: ", "aws_secret_access_key=", "https://u:", "@", "-----BEGIN RSA PRIVATE KEY-----", "sk-",
-         "ghp_", "eyJ", "Bearer ", "src/a.eslint.js\n", "  1:1  error  x  ", "E123 ", "\r", "\x1b[", "9"]
+         "ghp_", "eyJ", "Bearer ", "src/a.eslint.js\n", "  1:1  error  x  ", "E123 ", "\r", "\x1b[", "9",
+         # issue 19's rules: netrc, curl/httpie, headers, cookies, XML, auth pairs, DSNs, vendor prefixes
+         "machine ", "login a ", "password ", "curl -u ", "http -a ", "X-Api-Key: ", "Cookie: a=", "<password>",
+         "</password>", 'key="a" value="', 'auth=("a", ', "@tcp(", ":5432:", "hvs.", ":AA", "LS0tLS1CRUdJTi",
+         "live_", "0a1b2c3d", "a1B2c3D4", ".atlasv1.", "-us1", "://", "AAAA"]
 
 # Runs of atoms: long enough to trigger backtracking, short enough that a linear pattern takes milliseconds.
 pathological = st.lists(st.tuples(st.sampled_from(ATOMS), st.integers(1, 700)), min_size=1, max_size=10).map(
@@ -47,21 +50,6 @@ pathological = st.lists(st.tuples(st.sampled_from(ATOMS), st.integers(1, 700)), 
 
 FUZZ = settings(max_examples=100, deadline=10_000, derandomize=True,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-HARD_STOP_S = 15  # interrupts a runaway match (re checks for signals) so a regression fails instead of hanging
-
-
-@contextlib.contextmanager
-def hard_stop(seconds: float = HARD_STOP_S):
-    def expire(signum, frame):
-        raise TimeoutError(f"still matching after {seconds}s: a pattern backtracks super-linearly")
-
-    old = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
 
 
 def _patterns() -> list[tuple[str, re.Pattern[str]]]:
@@ -104,8 +92,13 @@ def test_known_bad_output_is_parsed_at_once(text):
 
 
 @pytest.mark.parametrize("atom, times", [("sk-", 100_000), ("eyJ", 100_000),
-                                         ("-----BEGIN RSA PRIVATE KEY-----\n", 20_000)],
-                         ids=["openai-prefix", "jwt-prefix", "pem-begin-lines"])
+                                         ("-----BEGIN RSA PRIVATE KEY-----\n", 20_000),
+                                         ("machine a login b password c\n", 30_000), ("curl -u ", 100_000),
+                                         ("X-Api-Key: ", 60_000), ("cookie: a=bbbbbbbbbbbbb;", 30_000),
+                                         ('key="a" value="', 50_000), ("token: str = ", 60_000),
+                                         ("://" + "a" * 40 + "@", 20_000)],
+                         ids=["openai-prefix", "jwt-prefix", "pem-begin-lines", "netrc", "curl-user", "api-key-header",
+                              "cookie-pairs", "xml-key-value", "annotated-assignment", "url-user"])
 def test_redacting_a_hostile_file_is_linear(atom, times):
     """The indexer redacts whole files (up to 1 MB): these took minutes to an hour on main, ~1 s now."""
     code = f"from hippo.core.secrets import redact\nredact({atom!r} * {times})\nprint('ok')"
@@ -149,6 +142,7 @@ def test_entry_points_stay_linear(text):
         textutil.identifier_text(text[:4000])
 
 
+@pytest.mark.slow  # real processes or a big index: `make check` runs it, `make test-fast` skips it
 @FUZZ
 @given(pathological)
 @example("at" + " " * 1500)

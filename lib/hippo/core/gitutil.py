@@ -297,3 +297,16 @@ def dirty_files(root: Path) -> list[str]:
                 out.append(fields[i])
             i += 1
     return list(dict.fromkeys(out))
+
+
+RECENT_COMMITS = 200  # "recent" for the order vectors are built in: the last this many commits
+
+
+def recently_changed(root: Path, commits: int | None = None) -> set[str]:
+    """Paths touched by the last `commits` commits or changed in the work tree (what the user is working on),
+    relative to the top level; empty outside git."""
+    if head_commit(root) is None:
+        return set(dirty_files(root)) if is_git_repo(root) else set()
+    logged = _run(root, "log", f"-{int(commits or RECENT_COMMITS)}", "--name-only", "--format=", "-z", "--no-renames",
+                  check=False).stdout.decode(_ENC, _ERRORS)
+    return {p.strip("\n") for p in logged.split("\0") if p.strip("\n")} | set(dirty_files(root))

@@ -84,10 +84,16 @@ def _secret_globs() -> tuple[_NameGlobs, _NameGlobs]:
 
 
 def is_secret_path(rel: str) -> bool:
-    """True for files that hold credentials by convention (.env, keys, .netrc ...)."""
+    """True for files that hold credentials by convention (.env, keys, .netrc ...), and for paths that
+    hold a token themselves (`config/ghp_<...>.json`): such a file is skipped whole, so its path is
+    never stored, searched or shown (issue 19)."""
     name = rel.rpartition("/")[2].lower()
     yes, no = _secret_globs()
-    return bool(name) and yes.match(name) and not no.match(name)
+    if bool(name) and yes.match(name) and not no.match(name):
+        return True
+    from hippo.core.secrets import redact_name  # stdlib-only; a name without a long run costs one search
+
+    return redact_name(rel) != rel
 
 
 class RefusedRead(Exception):

@@ -114,6 +114,9 @@ def child_env(workdir: str | os.PathLike, extra: dict | None = None) -> dict:
     return env
 
 
+_DETACHED: list = []
+
+
 def spawn_detached(args: list[str], log_dir: Path, cwd: Path, env: dict | None = None) -> int | None:
     """Start `python -m hippo <args>` in its own session, output to the log; returns the pid.
 
@@ -134,6 +137,7 @@ def spawn_detached(args: list[str], log_dir: Path, cwd: Path, env: dict | None =
             )
         finally:
             os.close(fd)
+        _DETACHED.append(proc)  # kept: the child outlives its handle on purpose (no "still running" at GC)
         return proc.pid
     except Exception as exc:
         log(log_dir, f"could not start `hippo {' '.join(args)}`", exc)

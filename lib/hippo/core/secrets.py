@@ -12,7 +12,7 @@ import re
 import string
 from collections import Counter
 
-__all__ = ["redact", "looks_like_secret_value"]
+__all__ = ["redact", "redact_name", "looks_like_secret_value"]
 
 _TAG = "[REDACTED:{}]"
 
@@ -29,10 +29,10 @@ _PEM_CLOSE = re.compile(f"\\A(.*?)({_PEM_END})", re.S)  # chunk starts inside a 
 # A regex alternation of all of them costs ~0.8 ms per chunk in CPython; plain substring checks
 # on the needles first make a clean chunk cost a few µs.
 _TOKENS: list[tuple[str, tuple[str, ...], str]] = [
-    ("aws_access_key_id", (), r"A(?:KIA|SIA|BIA|CCA|GPA|IDA|IPA|NPA|NVA|ROA|PKA|SCA)[A-Z0-9]{16}\b"),
-    ("github_token", (), r"gh[pousr]_[A-Za-z0-9]{36,255}\b"),
+    ("aws_access_key_id", (r"A(?:KIA|SIA|BIA|CCA|GPA|IDA|IPA|NPA|NVA|ROA|PKA|SCA)[A-Z0-9]{16}",), r"A(?:KIA|SIA|BIA|CCA|GPA|IDA|IPA|NPA|NVA|ROA|PKA|SCA)[A-Z0-9]{16}\b"),
+    ("github_token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), r"gh[pousr]_[A-Za-z0-9]{36,255}\b"),
     ("github_token", ("github_pat_",), r"github_pat_[A-Za-z0-9_]{22,255}"),
-    ("gitlab_token", (), r"gl(?:pat|dt|ptt|rt|cbt)-[A-Za-z0-9_\-]{20,}"),
+    ("gitlab_token", ("glpat-", "gldt-", "glptt-", "glrt-", "glcbt-"), r"gl(?:pat|dt|ptt|rt|cbt)-[A-Za-z0-9_\-]{20,}"),
     ("slack_token", ("xox",), r"xox[abposr]-[A-Za-z0-9\-]{10,}"),
     ("slack_webhook", ("hooks.slack.com",), r"https://hooks\.slack\.com/services/[A-Za-z0-9/_\-]{20,}"),
     ("stripe_key", ("_live_", "_test_"), r"(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}"),
@@ -48,17 +48,73 @@ _TOKENS: list[tuple[str, tuple[str, ...], str]] = [
     ("huggingface_token", ("hf_",), r"hf_[A-Za-z0-9]{30,}\b"),
     ("sendgrid_key", ("SG.",), r"SG\.[A-Za-z0-9_\-]{20,}\.[A-Za-z0-9_\-]{20,}"),
     ("azure_key", ("ccountKey=", "ccessKey="), r"(?:AccountKey|SharedAccessKey)=[A-Za-z0-9+/=]{20,}"),
+    # Vendor formats, each recognised by its own prefix (issue 19 found these stored and shown).
+    ("vault_token", ("hvs.", "hvb.", "hvr."), r"hv[sbr]\.[A-Za-z0-9_\-]{24,}"),
+    ("shopify_token", ("shp",), r"shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}\b"),
+    ("digitalocean_token", ("_v1_",), r"do[por]_v1_[a-f0-9]{64}\b"),
+    ("telegram_bot_token", (r":AA[A-Za-z0-9_\-]{33}",), r"(?<![0-9])[0-9]{8,10}:AA[A-Za-z0-9_\-]{33}(?![A-Za-z0-9_\-])"),
+    ("grafana_token", ("glc_", "glsa_"), r"gl(?:c|sa)_[A-Za-z0-9_+/\-]{32,}=*"),
+    ("age_secret_key", ("AGE-SECRET-KEY-",), r"AGE-SECRET-KEY-1[0-9A-Z]{50,}"),
+    ("twilio_key", ("SK",), r"SK[0-9a-fA-F]{32}\b"),
+    ("mailgun_key", ("key-",), r"key-[0-9a-f]{32}\b"),
+    ("mailchimp_key", (r"-us[0-9]",), r"[0-9a-f]{32}-us[0-9]{1,2}\b"),
+    ("databricks_token", ("dapi",), r"dapi[0-9a-f]{32}(?:-[0-9])?\b"),
+    ("doppler_token", ("dp.",), r"dp\.(?:pt|st|ct|sa|scim|audit)\.[A-Za-z0-9]{40,}"),
+    ("pulumi_token", ("pul-",), r"pul-[0-9a-f]{40}\b"),
+    ("linear_key", ("lin_",), r"lin_(?:api|oauth)_[A-Za-z0-9]{40}\b"),
+    ("notion_token", ("ntn_", "secret_"), r"(?:ntn_[A-Za-z0-9]{40,}|secret_[A-Za-z0-9]{43})\b"),
+    ("atlassian_token", ("ATATT", "ATCTT"), r"AT[AC]TT[A-Za-z0-9_\-=]{60,}"),
+    ("bitbucket_app_password", ("ATBB",), r"ATBB[A-Za-z0-9_\-=.]{28,}"),
+    ("postman_key", ("PMAK-",), r"PMAK-[0-9a-f]{24}-[0-9a-f]{34}"),
+    ("newrelic_key", ("NRAK-", "NRAA-", "NRII-"), r"NR(?:AK|AA|II)-[A-Za-z0-9]{27,32}"),
+    ("sentry_token", ("sntry",), r"sntry[usy]_[A-Za-z0-9+/=_]{40,}"),
+    ("supabase_token", ("sbp_",), r"sbp_[0-9a-f]{40}\b"),
+    ("flyio_token", ("fo1_", "fm1", "fm2_"), r"(?:fo1_[A-Za-z0-9_\-]{40,}|fm[12][ar]?_[A-Za-z0-9+/=_\-]{40,})"),
+    ("planetscale_token", ("pscale_",), r"pscale_(?:tkn|pw|oauth)_[A-Za-z0-9_\-.]{32,64}"),
+    ("dockerhub_token", ("dckr_",), r"dckr_(?:pat|oat)_[A-Za-z0-9_\-]{24,}"),
+    ("rubygems_key", ("rubygems_",), r"rubygems_[0-9a-f]{48}\b"),
+    ("clojars_token", ("CLOJARS_",), r"CLOJARS_[a-z0-9]{60}\b"),
+    ("discord_webhook", ("/api/webhooks/",),
+     r"https://(?:[a-z]+\.)?discord(?:app)?\.com/api/webhooks/[0-9]{5,30}/[A-Za-z0-9_\-]{40,}"),
+    ("discord_bot_token", (r"\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27}",),
+     r"(?<![A-Za-z0-9_\-.])[MNO][A-Za-z0-9_\-]{23,25}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,38}(?![A-Za-z0-9_\-])"),
+    ("facebook_token", ("EAA",), r"EAA[A-Za-z0-9]{90,}"),
+    ("twitter_bearer", ("AAAAAAAAAAAAAAAAAAAA",), r"(?<![A-Za-z0-9+/])A{20,24}[A-Za-z0-9]{8,}%3D[A-Za-z0-9%]{20,}"),
+    ("fcm_server_key", (":APA91b",), r"AAAA[A-Za-z0-9_\-]{7}:APA91b[A-Za-z0-9_\-]{100,}"),
+    ("terraform_token", (".atlasv1.",), r"[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_\-=]{60,}"),
+    # A PEM private key, base64-encoded once more (kubeconfig `client-key-data`, Kubernetes secrets).
+    ("private_key", ("LS0tLS1CRUdJTi",), r"LS0tLS1CRUdJTi[A-Za-z0-9+/]{20,}={0,2}"),
 ]
-_TOKEN_RES = [(kind, needles, re.compile(p)) for kind, needles, p in _TOKENS]
+# Kinds whose token may follow a letter (`.../bot<token>/...`, `AccountKey=`).
+_INSIDE_WORDS = frozenset({"azure_key", "telegram_bot_token"})
+# A needle is a plain substring, or (when it holds a backslash or a bracket) a pattern that starts with a
+# literal: re finds a literal prefix fast, while a pattern that starts with a class tries every position.
+_TOKEN_RES = [(kind, tuple(re.compile(n) if "\\" in n or "[" in n else n for n in needles), re.compile(p))
+              for kind, needles, p in _TOKENS]
+# For the scan in `redact`: which formats each plain needle can start, and the formats gated by a pattern.
+_BY_NEEDLE: dict[str, list[int]] = {}
+for _i, (_kind, _needles, _rx) in enumerate(_TOKEN_RES):
+    for _n in _needles:
+        if isinstance(_n, str):
+            _BY_NEEDLE.setdefault(_n, []).append(_i)
+_GATED = [(i, tuple(n for n in needles if not isinstance(n, str)))
+          for i, (_k, needles, _r) in enumerate(_TOKEN_RES) if any(not isinstance(n, str) for n in needles)]
+
+
+def _present(needles: tuple[str | re.Pattern[str], ...], text: str) -> bool:
+    return not needles or any(n in text if isinstance(n, str) else n.search(text) for n in needles)
 # The patterns start with a literal (fast to search for); the word boundary before it is
 # checked in Python instead of with a leading \b, which would disable that fast path.
 _WORDISH = frozenset(string.ascii_letters + string.digits + "_")
+_WORDISH_DASH = _WORDISH | {"-", "."}
 
 # Authorization headers: keep the scheme, hide the credential.
 _BEARER_RE = re.compile(r"(?i)((?:bearer|basic|token)[ \t]+)([A-Za-z0-9_\-\.=+/]{20,})")
 
 # scheme://user:password@host -> keep scheme, user and host.
 _URL_RE = re.compile(r"([a-zA-Z][a-zA-Z0-9+.\-]{1,20}://[^\s:/@'\"`<>]{0,100}:)([^\s@/:,'\"`<>]{1,200})(@)")
+# scheme://token@host, no password: a Sentry DSN's key, `https://<token>@github.com`. Only generated users.
+_URL_USER_RE = re.compile(r"(://)([A-Za-z0-9_\-]{32,200})(@)")
 
 # AWS secret keys: 40 base64 chars near an aws/secret word on the same line, or under the name STS and
 # the SDKs give them in JSON ("SecretAccessKey": "...", no "aws" in sight).
@@ -83,8 +139,28 @@ def _before(flag: str) -> str:
     return r"(?:[ \t]+(?!" + flag + r")[^\s|;&]{1,100}){0,10}?[ \t]+"
 
 
+# Go's MySQL DSN: `user:password@tcp(host:3306)/db`.
+_GO_DSN_RE = re.compile(r"(?<![\w/])(?P<pre>[\w.\-]{1,64}:)(?P<q>)(?P<val>[^\s@/:'\"`]{1,200})(?=@(?:tcp|unix)\()")
+# .pgpass lines: host:port:database:user:password (a pgpass file has no other shape; port 5432 or `*`).
+_PGPASS_NEEDLES = (":5432:", ":*:", ":5433:")
+_PGPASS_RE = re.compile(r"(?m)^(?P<pre>[A-Za-z0-9.\-*]{1,253}:(?:[0-9]{1,5}|\*):[\w.\-*]{1,63}:[\w.\-*@]{1,63}:)"
+                        r"(?P<q>)(?P<val>[^\s]{8,200})[ \t]*$")
+# netrc: `machine h login u password p` on one line, or `password p` alone on a line under a machine entry.
+_NETRC_INLINE = re.compile(r"\bmachine[ \t]+\S{1,253}(?:[ \t]+(?:login|account|port)[ \t]+\S{1,200}){1,3}"
+                           r"[ \t]+(?P<pre>password[ \t]+)(?P<q>)(?P<val>[^\s\"'`]{1,200})")
+_NETRC_LINE = re.compile(r"^(?P<pre>[ \t]*password[ \t]+)(?P<q>)(?P<val>[^\s\"'`]{1,200})[ \t]*$")
+_NETRC_ENTRY = re.compile(r"^[ \t]*(?:machine|default|login|account)\b")
+
+# `user:password` after an auth flag; the user may be empty (`curl -u :token`).
+_USERPASS = r"(?P<q>[\"']?)[^\s:\"'`;|&]{0,100}:(?P<val>[^\s\"'`;|&]{1,200})(?P=q)"
+
 _CMD_PW_RES = [
     (("sshpass",), re.compile(r"\bsshpass" + _before("-p") + r"(?P<pre>-p[ \t]*)" + _ARG)),
+    # (these two start with their literal, fast to search for; the word start is checked in _sub_command)
+    (("curl",), re.compile(r"curl" + _before("-u|--user|-U|--proxy-user")
+                           + r"(?P<pre>(?:-u|--user|-U|--proxy-user)(?:[ \t]*|=))" + _USERPASS)),
+    ((" -a ", "--auth"), re.compile(r"http(?:s|ie)?" + _before("-a|--auth")
+                                  + r"(?P<pre>(?:-a|--auth)(?:[ \t]+|=))" + _USERPASS)),
     (("mysql", "mariadb"), re.compile(r"\b(?:mysql|mariadb)[\w-]{0,12}" + _before("-p") + r"(?P<pre>-p)" + _ARG)),
     (("login",), re.compile(r"\b(?:docker|podman|buildah|skopeo|helm|oras)(?:[ \t]+registry)?[ \t]+login"
                             + _before("-p") + r"(?P<pre>-p[ \t]+)" + _ARG)),
@@ -97,7 +173,9 @@ _HINT_RE = re.compile(r"pass|pwd|pw|secret|token|key|auth|credential|cookie|hmac
 _NAME = r"[A-Za-z_$@][\w.\-$]{0,80}"
 # Quotes may be escaped (`\"`): code inside a JSON string, as in .ipynb cells.
 _ASSIGN_Q = re.compile(
-    r"""(?P<pre>(?<![\w.\-$@])(?:\\?["'])?(?P<name>""" + _NAME + r""")(?:\\?["'])?\s*(?::=|=>|==|[:=])\s*(?:[rbuf]{0,2})"""
+    r"""(?P<pre>(?<![\w.\-$@])(?:\\?["'])?(?P<name>""" + _NAME + r""")(?:\\?["'])?"""
+    r"""(?:[ \t]*:[ \t]*[A-Za-z_][\w.]{0,30}(?:\[[\w., |]{0,40}\])?(?=[ \t]*=))?"""  # `token: str = "..."`
+    r"""\s*(?::=|=>|==|[:=])\s*(?:[rbuf]{0,2})"""
     r"""(?P<q>\\?["'`]))(?P<val>[^"'`\n\\]{1,400})(?P=q)""")
 # Unquoted: YAML, .properties, INI, .env, shell. The value runs to the end of the line and may hold `#`
 # and `(` (a comment needs whitespace before its `#`); code-shaped values are told apart in _code_like.
@@ -118,6 +196,23 @@ _JSON_LINE = re.compile(r"""^(?P<head>[ \t]*")(?P<inner>.*?)(?P<tail>(?:\\n)?",?
 # ends mid-call. `hZGE8F(s7Fx)` has no such shape: a password with a parenthesis.
 _CALL_HEAD = re.compile(r"^([A-Za-z_$@][\w.$@]*)[\[(]")
 _IDENT_SHAPE = re.compile(r"[a-z_][a-z0-9_]*|_*[a-z]+(?:[A-Z][a-z]+)+|_*[A-Z]+[a-z]+(?:[A-Z]+[a-z]+)*|_*[A-Z][A-Z_]*")
+# HTTP headers (`X-Api-Key: v`, `Private-Token: v`): a hyphenated name, a colon, a token-shaped value.
+_HEADER = re.compile(r"(?<![\w\-])(?P<pre>(?P<name>[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+){1,5})[ \t]*:[ \t]*)"
+                     r"(?P<val>[A-Za-z0-9_\-.=+/~]{8,400})(?![\w\-.=+/~])")
+# Cookie headers: every `name=value` pair after `Cookie:` / `Set-Cookie:`.
+_COOKIE_HEAD = re.compile(r"(?i)\b(?:set-)?cookie[ \t]*:")
+_COOKIE_PAIR = re.compile(r"(?P<pre>(?<![\w.\-])(?P<name>[\w.\-]{1,60})=)(?P<val>[^;\s\"'`,]{8,400})")
+# `name=value` in the middle of a line (a URL query, a commit message, `f(secret=x)`): token-shaped values
+# only, and not a call, an index or an attribute.
+_INLINE = re.compile(r"(?P<pre>(?<![\w.\-$@])(?P<name>[A-Za-z_][\w.\-]{0,60})=)"
+                     r"(?P<val>[A-Za-z0-9_\-.+/~%]{8,400}={0,2})(?![\w(\[.\-+/~%=])")
+# XML: `<password>v</password>`, and .NET appSettings `<add key="ApiKey" value="v" />`.
+_XML_ELEMENT = re.compile(r"<(?P<name>[A-Za-z_][\w.\-]{0,60})>(?P<val>[^<>\n]{1,400})</(?P=name)>")
+_XML_KEY_VALUE = re.compile(r"""\bkey=(?P<kq>["'])(?P<name>[^"'\n]{1,80})(?P=kq)[ \t]+(?P<pre>value=(?P<q>["']))"""
+                            r"""(?P<val>[^"'\n]{1,400})(?P=q)""")
+# `auth=("user", "password")`, `HTTPBasicAuth("user", "password")`.
+_AUTH_PAIR = re.compile(r"""(?P<pre>(?:(?<![\w])auth[ \t]*[=:]|(?:Basic|Digest|Proxy)Auth[ \t]*\()[ \t]*[(\[]?[ \t]*"""
+                        r"""(?P<q1>["'])[^"'\n]{0,100}(?P=q1)[ \t]*,[ \t]*)(?P<q>["'])(?P<val>[^"'\n]{1,200})(?P=q)""")
 _FLAG = re.compile(r"""(?P<pre>(?<![\w-])--?(?P<name>[A-Za-z][\w\-]{0,60})(?:=|[ \t]+)(?P<q>["']?))"""
                    r"""(?P<val>[^\s"'`;|&]{1,400})(?P=q)""")
 # Name endings that make an assignment secret. Short words must be a whole name segment.
@@ -125,7 +220,7 @@ _PASSWORD_WORDS = ("password", "passwd", "passphrase")
 _PASSWORD_SEGMENTS = ("pwd", "pass", "pw")
 _STRONG_WORDS = ("secret", "token", "apikey", "api_key", "access_key", "private_key",
                  "secret_key", "authtoken", "credentials", "access_token", "refresh_token",
-                 "secretkey", "privatekey")  # camelCase names lower-case to these
+                 "secretkey", "privatekey", "private_key_id", "key_data")  # camelCase names lower-case to these
 _STRONG_SEGMENTS = ("auth",)
 _WEAK_WORDS = ("signature", "credential", "cookie", "hmac")
 _WEAK_SEGMENTS = ("key", "salt", "dsn", "sig")
@@ -141,12 +236,36 @@ _PLACEHOLDER_RE = re.compile(
     r"|.*placeholder.*|.*changeme.*|.*dummy.*|.*fake.*|.*xxxx.*|.*\*\*\*.*|.*REDACTED.*)$")
 _REF_RE = re.compile(r"^(?:[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?:\(\))?|_*[A-Z][A-Z0-9_]*"
                      r"|_*[a-z][a-z0-9]*(?:[_\-]+[a-z0-9]+)+|_+[a-z][a-z0-9]*)$")
+# A value holding a machine-made run (`live_<hex>`, `<id>.<random>.<random>`, a UUID) is a literal, even
+# when its shape would pass for a reference (`snake_case`, `dotted.name`) or code.
+_SEGMENT_SPLIT = re.compile(r"[._\-:/~+=]")
+_UUID_RE = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _CODE_RE = re.compile(r"^(?:[a-z]+|[A-Za-z]+(?:[_\-][A-Za-z]+)*|[\w.\-]*/[\w.\-/]*|[\w\-]+\.[a-z]{2,4})$")
 
 
 def _entropy(s: str) -> float:
     n = len(s)
     return -sum(c / n * math.log2(c / n) for c in Counter(s).values())
+
+
+_HEX_RUN = re.compile(r"[0-9a-f]+|[0-9A-F]+")
+_PIECES = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
+
+
+def _random_run(seg: str, min_len: int = 12) -> bool:
+    """A segment a generator made: 12+ ASCII letters and digits (both) in short pieces. Cut into words
+    (`Private`, `Key`, `25519`), random alphanumerics average under 2 characters a piece (95% of
+    20-character ones under 2.5), names with digits 3.3 or more (`X25519PublicKey` 3.75, `sha256Digest` 4)."""
+    if len(seg) < min_len or not seg.isascii() or not seg.isalnum() or seg.isdigit() or seg.isalpha():
+        return False
+    if len(seg) >= max(16, min_len) and _HEX_RUN.fullmatch(seg):
+        return True  # a digest or key in hex (with letters and digits both, as checked above)
+    return len(seg) < 3.0 * len(_PIECES.findall(seg)) and _entropy(seg) >= 3.0
+
+
+def _generated(v: str, min_len: int = 12) -> bool:
+    """Does the value hold a machine-made run of `min_len`+ characters (or is it a UUID)?"""
+    return bool(_UUID_RE.fullmatch(v)) or any(_random_run(seg, min_len) for seg in _SEGMENT_SPLIT.split(v))
 
 
 def _classes(s: str) -> int:
@@ -158,8 +277,17 @@ def _ends(n: str, words: tuple[str, ...], segments: tuple[str, ...]) -> bool:
     return n.endswith(words) or any(n == w or n.endswith("_" + w) for w in segments)
 
 
+# Tokens that are no credential: pagination cursors and idempotency keys (AWS's `NextToken`,
+# `ClientRequestToken`, `ChangeToken` hold UUIDs and random ids in every API example).
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_NOT_CREDENTIAL = ("next_token", "page_token", "pagination_token", "continuation_token", "change_token",
+                   "request_token", "idempotency_token", "idempotency_key", "action_token", "sync_token")
+
+
 def _name_strength(name: str) -> int:
     """3 = a password, 2 = a secret by name, 1 = secret only if the value looks random, 0 = no."""
+    if _CAMEL.sub("_", name).lower().replace("-", "_").endswith(_NOT_CREDENTIAL):
+        return 0
     n = name.lower().replace("-", "_").replace(".", "_").strip("_$@").rstrip("0123456789_")
     if _ends(n, _PASSWORD_WORDS, _PASSWORD_SEGMENTS):
         return 3
@@ -178,7 +306,9 @@ _PATHISH_RE = re.compile(r"/.*\.[a-z]{2,8}$")
 def looks_like_secret_value(value: str, strength: int = 2, quoted: bool = True) -> bool:
     """Would this literal be a real credential rather than a placeholder, path or identifier?"""
     v = value.strip()
-    if len(v) < 8 or "REDACTED:" in v or any(c.isspace() for c in v) or v.endswith("."):
+    if len(v) < 8 or "REDACTED:" in v or any(c.isspace() for c in v):
+        return False
+    if v.endswith(".") and not _generated(v.rstrip(".")):  # the end of a sentence, unless a key ends so
         return False
     if "{" in v or "<" in v or ">" in v or "%s" in v or "%(" in v or "…" in v or "..." in v:
         return False  # templates, f-strings, format strings, <placeholders>, elided examples
@@ -193,7 +323,8 @@ def looks_like_secret_value(value: str, strength: int = 2, quoted: bool = True) 
         return False
     if len(set(v)) <= 3:
         return False
-    if _REF_RE.match(v):  # a dotted name or CONSTANT: a reference to a secret, not the secret
+    generated = _generated(v)
+    if _REF_RE.match(v) and not generated:  # a dotted name or CONSTANT: a reference to a secret, not the secret
         return False
     if not quoted and v.isidentifier() and not any(c.isdigit() for c in v):
         return False  # `password: SecretStr`, `token = tok`: code, not a literal
@@ -202,9 +333,10 @@ def looks_like_secret_value(value: str, strength: int = 2, quoted: bool = True) 
     random_looking = (len(v) >= 16 and _entropy(v) >= 3.5 and _classes(v) >= 2
                       and not v.isalpha())  # CamelCaseTypeNames are not keys
     if strength == 2:
-        return random_looking or not _CODE_RE.match(v)
+        return random_looking or generated or not _CODE_RE.match(v)
     # Weak names ("..._key", "salt"): only values shaped like generated keys, which carry digits.
-    random_looking = (random_looking and any(c.isdigit() for c in v) and bool(_KEYISH_RE.match(v))
+    # (a 16-digit hex value under `...Key` is as often a schema hash or an id: 20+ characters or a UUID)
+    random_looking = ((random_looking or _generated(v, 20)) and any(c.isdigit() for c in v) and bool(_KEYISH_RE.match(v))
                       and not _PATHISH_RE.search(v))
     return random_looking and not _CODE_RE.match(v)
 
@@ -216,9 +348,23 @@ def _tag(kind: str, found: list[str]) -> str:
 
 def _token(m: re.Match[str], kind: str, found: list[str]) -> str:
     start = m.start()
-    if start and m.string[start - 1] in _WORDISH and kind != "azure_key":
+    if start and m.string[start - 1] in _WORDISH and kind not in _INSIDE_WORDS:
         return m.group(0)  # inside a longer word: not this token format
+    if kind == "private_key" and not _encoded_private_key(m.group(0)):
+        return m.group(0)
     return _tag(kind, found)
+
+
+def _encoded_private_key(b64: str) -> bool:
+    """Does this base64 text decode to a PEM private key's BEGIN line?"""
+    import base64
+    import binascii
+
+    head = b64[:80]
+    try:
+        return b"PRIVATE KEY" in base64.b64decode(head[: len(head) // 4 * 4])
+    except (binascii.Error, ValueError):
+        return False
 
 
 def _code_like(v: str, cut: bool = False) -> bool:
@@ -244,15 +390,34 @@ def _call_shaped(v: str, cut: bool) -> bool:
     return cut or (v.count("(") == v.count(")") and v.count("[") == v.count("]"))
 
 
-def _sub_assign(m: re.Match[str], found: list[str], cut: bool = False) -> str:
+def _sub_assign(m: re.Match[str], found: list[str], cut: bool = False, min_strength: int = 1) -> str:
     strength = _name_strength(m.group("name"))
+    if strength < min_strength:
+        return m.group(0)
     quoted = "q" in m.groupdict() and bool(m.group("q"))
     val = m.group("val")
     if not strength or (not quoted and _code_like(val, cut)) or not looks_like_secret_value(val, strength, quoted):
         return m.group(0)
     kind = "password" if strength == 3 else "secret"
     found.append(kind)
-    return m.group("pre") + _TAG.format(kind) + m.group(0)[m.end("val") - m.start():]
+    whole = m.group(0)
+    return whole[: m.start("val") - m.start()] + _TAG.format(kind) + whole[m.end("val") - m.start():]
+
+
+def _sub_cookie(m: re.Match[str], found: list[str]) -> str:
+    if not looks_like_secret_value(m.group("val"), 1, False):
+        return m.group(0)
+    return m.group("pre") + _tag("cookie", found)
+
+
+def _sub_xml(m: re.Match[str], found: list[str]) -> str:
+    """`<password>v</password>`: the element's text, when the element's name is a secret's."""
+    strength = _name_strength(m.group("name"))
+    val = m.group("val")
+    if not strength or not looks_like_secret_value(val, strength, True):
+        return m.group(0)
+    kind = "password" if strength == 3 else "secret"
+    return m.group(0)[: m.start("val") - m.start()] + _tag(kind, found) + m.group(0)[m.end("val") - m.start():]
 
 
 def _keep_lines(body: str, kind: str) -> str:
@@ -298,9 +463,14 @@ def redact(text: str) -> tuple[str, list[str]]:
     if "PRIVATE KEY" in text:
         text = _redact_pem(text, found)
 
-    for kind, needles, rx in _TOKEN_RES:
-        if not needles or any(n in text for n in needles):
-            text = rx.sub(lambda m, k=kind: _token(m, k, found), text)
+    # Every token format is 16+ characters without whitespace: the needles are looked for in the long words
+    # only (a fifth of normal code), which cuts the cost of ~80 substring scans by three.
+    area = " ".join([w for w in text.split() if len(w) >= 16])
+    hit = {i for n, idx in _BY_NEEDLE.items() if n in area for i in idx} if area else set()
+    hit.update(i for i, gates in _GATED if area and any(g.search(area) for g in gates))
+    for i in sorted(hit):  # in _TOKENS order: a longer format before the shorter one it contains
+        kind, _needles, rx = _TOKEN_RES[i]
+        text = rx.sub(lambda m, k=kind: _token(m, k, found), text)
     if "://" in text and "@" in text:
         def url(m: re.Match[str]) -> str:
             pw = m.group(2)
@@ -310,6 +480,14 @@ def redact(text: str) -> tuple[str, list[str]]:
             found.append("url_password")
             return m.group(1) + _TAG.format("url_password") + m.group(3)
         text = _URL_RE.sub(url, text)
+
+        def url_user(m: re.Match[str]) -> str:
+            if not m.string.endswith(("http", "https"), 0, m.start()) or not _generated(m.group(2)):
+                return m.group(0)
+            return m.group(1) + _tag("url_token", found) + m.group(3)
+        text = _URL_USER_RE.sub(url_user, text)
+    if "@tcp(" in text or "@unix(" in text:
+        text = _GO_DSN_RE.sub(lambda m: _sub_flag_password(m, found), text)
 
     lower = text.lower()
     if "bearer" in lower or "authorization" in lower:
@@ -330,14 +508,24 @@ def redact(text: str) -> tuple[str, list[str]]:
             return m.group(1) + _tag("signed_url", found)
         text = _SIGNED_URL_RE.sub(signed, text)
 
-    if "sshpass" in lower or "mysql" in lower or "mariadb" in lower or "login" in lower or "redis-cli" in lower:
-        for needles, rx in _CMD_PW_RES:
-            if any(n in lower for n in needles):
-                text = rx.sub(lambda m: _sub_flag_password(m, found), text)
+    for needles, rx in _CMD_PW_RES:
+        if any(n in lower for n in needles):
+            text = rx.sub(lambda m: _sub_command(m, found), text)
+
+    if "machine" in lower and "password" in lower:
+        text = _redact_netrc(text, found)
+    if any(n in area for n in _PGPASS_NEEDLES):  # a pgpass line is one 16+ character word
+        text = _PGPASS_RE.sub(lambda m: _sub_flag_password(m, found), text)
 
     if _HINT_RE.search(lower):
         text = _redact_assignments(text, found)
     return text, found
+
+
+def _sub_command(m: re.Match[str], found: list[str]) -> str:
+    if m.start() and m.string[m.start() - 1] in _WORDISH_DASH:
+        return m.group(0)  # `xcurl`, `my-http`: not the command
+    return _sub_flag_password(m, found)
 
 
 def _sub_flag_password(m: re.Match[str], found: list[str]) -> str:
@@ -357,6 +545,19 @@ def _plausible_password(v: str) -> bool:
     if v.lower() in _PLACEHOLDER_WORDS or _PLACEHOLDER_RE.match(v) or _REF_RE.match(v):
         return False
     return not any(t in v for t in ("$", "%s", "%(", "{{", "<", ">", "…", "..."))
+
+
+def _redact_netrc(text: str, found: list[str]) -> str:
+    lines = text.split("\n")
+    entry = False  # the previous non-empty line belongs to a netrc entry
+    for i, line in enumerate(lines):
+        if "machine" in line:
+            lines[i] = line = _NETRC_INLINE.sub(lambda m: _sub_flag_password(m, found), line)
+        elif entry and line.lstrip().startswith("password"):
+            lines[i] = line = _NETRC_LINE.sub(lambda m: _sub_flag_password(m, found), line)
+        if line.strip():
+            entry = bool(_NETRC_ENTRY.match(line))
+    return "\n".join(lines)
 
 
 def _sub_conn(m: re.Match[str], found: list[str]) -> str:
@@ -409,7 +610,42 @@ def _redact_assignments(text: str, found: list[str]) -> str:
             new = json_line.group("head") + inner + json_line.group("tail")
         if "=" in new:
             new = _ENV_PREFIX.sub(lambda m: _sub_assign(m, found), new)
+            new = _INLINE.sub(lambda m: _sub_assign(m, found, min_strength=2), new)
+        if ":" in new:
+            new = _HEADER.sub(lambda m: _sub_assign(m, found, min_strength=2), new)
+        if "cookie" in low and (head := _COOKIE_HEAD.search(new)):
+            new = new[:head.end()] + _COOKIE_PAIR.sub(lambda m: _sub_cookie(m, found), new[head.end():])
+        if "</" in new:
+            new = _XML_ELEMENT.sub(lambda m: _sub_xml(m, found), new)
+        if "key=" in new:
+            new = _XML_KEY_VALUE.sub(lambda m: _sub_assign(m, found), new)
+        if "auth" in low:
+            new = _AUTH_PAIR.sub(lambda m: _sub_flag_password(m, found), new)
         if "-" in new:
             new = _FLAG.sub(lambda m: _sub_assign(m, found), new)
         lines[i] = new
     return "\n".join(lines)
+
+
+# --- names: branches and file paths ---------------------------------------------------------------
+# A run of name characters long enough to hold a token; names without one (nearly all) cost one search.
+_NAME_RUN = re.compile(r"[A-Za-z0-9_\-]{16,}")  # every token format holds such a run (a JWT, `hvs.`: after the dot)
+_NAME_SECRET_WORD = re.compile(r"(?i)secret|token|passw(?:or)?d|api[_\-]?key|auth|credential|private[_\-]?key")
+_NAME_SEGMENT = re.compile(r"[A-Za-z0-9]+")
+
+
+def redact_name(name: str) -> str:
+    """A branch name or repo path with its tokens replaced: known token formats anywhere, and machine-made
+    runs in a component that names a secret (`api_key_live_<hex>.md`). Text shown as a name, so kept on
+    one line; unchanged when nothing looks like a token."""
+    if not any(any(c.isdigit() for c in run) for run in _NAME_RUN.findall(name)):
+        return name
+    out = name
+    for kind, needles, rx in _TOKEN_RES:  # the token formats only: a name holds no assignment or URL
+        if _present(needles, name):
+            out = rx.sub(lambda m, k=kind: _token(m, k, []), out)
+    parts = out.split("/")
+    for i, part in enumerate(parts):
+        if _NAME_SECRET_WORD.search(part) and "REDACTED:" not in part:
+            parts[i] = _NAME_SEGMENT.sub(lambda m: _TAG.format("secret") if _random_run(m.group(0)) else m.group(0), part)
+    return "/".join(parts)

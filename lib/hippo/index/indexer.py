@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hippo.core import indexdir, integrity
+from hippo.core import indexdir, integrity, pathkind
 from hippo.core.config import Settings, load_settings
 from hippo.core.errors import DamagedIndexError, IndexLockedError
 from hippo.core.indexdir import IndexDir
@@ -43,6 +43,7 @@ Progress = Callable[[str, int, int], None]  # (phase, done, total)
 FILE_BATCH = 200
 EMBED_TEXT_CHARS = 1000  # MiniLM sees 256 tokens, roughly 1,000 characters of code
 EMBED_WRITE_BATCH = 256
+PATHS_PER_FILTER = 500  # paths in one `path IN (...)` of the vector phase's priority groups
 SMALL_UPDATE_VECTORS = 128  # new chunks an update may embed before its closing state write (see _run)
 RACY_NS = 50_000_000  # 50 ms: file mtimes come from a coarse kernel clock, listing time from a fine one
 OPTIMIZE_EVERY_RUNS = 10  # writing runs between optimizes (LanceDB suggests ~20 modifications)
@@ -131,16 +132,34 @@ def decode(data: bytes) -> str:
         return data.decode("utf-8", errors="replace")
 
 
-def chunks_for_file(rel: str, data: bytes, graph: list | None = None) -> list[Chunk]:
-    """The chunks of one file's (redacted) text; its code graph is appended to `graph` when given."""
+def indexed_text(data: bytes) -> str:
+    """A file's text as the index holds it: decoded, NULs replaced, secrets redacted. Whatever compares
+    indexed text with a live file (base verification, stale search hits) compares against this."""
     from hippo.core.secrets import redact
+
+    return redact(decode(data).replace("\x00", "\ufffd"))[0]
+
+
+def chunks_for_file(rel: str, data: bytes, graph: list | None = None) -> list[Chunk]:
+    """The chunks of one file's indexed text; its code graph is appended to `graph` when given."""
     from hippo.index.chunking import chunk_file
 
-    text, _kinds = redact(decode(data).replace("\x00", "\ufffd"))
-    return chunk_file(rel, text, graph=graph)
+    return chunk_file(rel, indexed_text(data), graph=graph)
 
 
-def _rows_for(rel: str, chunks: list[Chunk], model_id: str, graph: str = "") -> list[dict]:
+def rows_for_file(rel: str, data: bytes, model_id: str, *, identifiers: bool = True,
+                  graph: bool = True) -> list[dict]:
+    """The rows the indexer writes for `rel` with these bytes (vectors aside). Deterministic.
+    `identifiers=False` leaves out `text_ids` (about 40% of the time; base verification does not need it),
+    `graph=False` the code graph column."""
+    graphs: list | None = [] if graph else None
+    chunks = chunks_for_file(rel, data, graphs)
+    return _rows_for(rel, chunks, model_id, identifiers=identifiers,
+                     graph=graph_json(graphs[0]) if graphs else "")
+
+
+def _rows_for(rel: str, chunks: list[Chunk], model_id: str, *, identifiers: bool = True,
+              graph: str = "") -> list[dict]:
     rows: list[dict] = []
     seen: Counter[str] = Counter()
     for c in chunks:
@@ -151,7 +170,7 @@ def _rows_for(rel: str, chunks: list[Chunk], model_id: str, graph: str = "") -> 
             "id": chunk_id(rel, h, occurrence), "path": rel, "start_line": c.start_line,
             "end_line": c.end_line, "language": c.language, "symbol": c.symbol, "kind": c.kind,
             "breadcrumb": c.breadcrumb, "text": c.text,
-            "text_ids": identifier_text(c.text, f"{rel} {c.symbol} {c.breadcrumb}"),
+            "text_ids": identifier_text(c.text, f"{rel} {c.symbol} {c.breadcrumb}") if identifiers else "",
             "vkey": vector_key(model_id, embed_text(c.symbol, c.breadcrumb, c.text)),
             "graph": "",
         })
@@ -513,9 +532,7 @@ class Indexer:
         Its record still goes into the state with its sha, so later runs do not retry it until it changes.
         """
         try:
-            graph: list = []
-            chunks = chunks_for_file(rel, data, graph)
-            return _rows_for(rel, chunks, self.model_name, graph_json(graph[0]) if graph else "")
+            return rows_for_file(rel, data, self.model_name)
         except Exception as exc:  # noqa: BLE001 - one file must never end the run
             first = (str(exc).strip().splitlines() or [""])[0][:120]
             report.notices.append(f"skipped {_shown(rel)}: it could not be chunked ({type(exc).__name__}"
@@ -523,16 +540,42 @@ class Indexer:
             report.skipped["chunk_error"] = report.skipped.get("chunk_error", 0) + 1
             return []
 
+    def _vector_order(self, store, pending) -> list:
+        """The pending rows as Filters in the order they are embedded: recently changed source (the last
+        commits and the work tree), other source, tests, then docs, examples and everything else."""
+        from hippo.core import gitutil
+        from hippo.index.store import Filter
+
+        paths = sorted({r["path"] for r in store.rows(pending, columns=["path"])})
+        try:
+            recent = gitutil.recently_changed(self.root) if gitutil.is_git_repo(self.root) else set()
+        except Exception:  # noqa: BLE001 - order is a nicety; every row is still embedded
+            recent = set()
+        prefix = _top_level_prefix(self.root)
+        tiers: dict[int, list[str]] = {}
+        for p in paths:
+            tiers.setdefault(vector_priority(p, (prefix + p) in recent), []).append(p)
+        out: list[Filter] = []
+        for tier in sorted(tiers):
+            group = tiers[tier]
+            out.extend(Filter(paths=tuple(group[i:i + PATHS_PER_FILTER]), embedded=False)
+                       for i in range(0, len(group), PATHS_PER_FILTER))
+        return out + [pending]  # rows written meanwhile (a path listed in no tier) are embedded last
+
     def _record_git(self, state: IndexState, status=None) -> None:
-        """HEAD and branch as the listing's `git status` saw them (or asked now for a non-top-level root)."""
+        """HEAD and branch as the listing's `git status` saw them (or asked now for a non-top-level root).
+        The branch is stored redacted: a token in a branch name must not sit in state.json (issue 19)."""
+        from hippo.core.secrets import redact_name
+
         if status is not None:
-            state.indexed_commit, state.branch = status.head, status.branch
+            state.indexed_commit, state.branch = status.head, status.branch and redact_name(status.branch)
             return
         from hippo.core import gitutil
 
         if gitutil.is_git_repo(self.root):
             state.indexed_commit = gitutil.head_commit(self.root)
-            state.branch = gitutil.current_branch(self.root)
+            branch = gitutil.current_branch(self.root)
+            state.branch = branch and redact_name(branch)
 
     def _cochange(self, state: IndexState) -> None:
         """Co-change history up to the indexed commit (index/cochange.py); it never fails an index run."""
@@ -571,12 +614,17 @@ class Indexer:
         done = 0
         # Page through the pending rows without their placeholder vectors: a 100k-chunk first build would
         # otherwise hold ~3 GB of Python dicts before embedding anything. Each page is filled in before the
-        # next is read, so the same filter yields the following page.
+        # next is read, so the same filter yields the following page. Pages come in priority order (what the
+        # user works on first, docs and tests last), so a stopped or still-running build has its vectors
+        # where they matter.
         columns = [f.name for f in chunk_schema(self._dim) if f.name != "vector"]
-        while done < total:
-            batch = store.rows(pending, columns=columns, limit=EMBED_WRITE_BATCH)
+        groups = iter(self._vector_order(store, pending) if total > EMBED_WRITE_BATCH else [pending])
+        group = next(groups, None)
+        while done < total and group is not None:
+            batch = store.rows(group, columns=columns, limit=EMBED_WRITE_BATCH)
             if not batch:
-                break
+                group = next(groups, None)
+                continue
             texts: dict[str, str] = {}
             for r in batch:
                 texts.setdefault(r["vkey"], embed_text(r["symbol"], r["breadcrumb"], r["text"]))
@@ -646,3 +694,27 @@ def repair(root: Path, settings: Settings, damage: DamagedIndexError, *, wait: b
     if os.environ.get("HIPPO_NO_BACKGROUND_INDEX") != "1" and not IndexDir(index_dir).writer_running():
         spawn_detached(["index", "--quiet"], index_dir, root)
     return report
+
+
+def vector_priority(path: str, recent: bool) -> int:
+    """Embedding order of a file's chunks, lowest first: 0 recently changed source, 1 other source, 2 tests,
+    3 docs, examples, vendored or generated text."""
+    if pathkind.reads_as_doc(path) or pathkind.is_vendored(path) or pathkind.is_generated(path):
+        return 3
+    if pathkind.is_test(path):
+        return 2
+    return 0 if recent else 1
+
+
+def _top_level_prefix(root: Path) -> str:
+    """`root` relative to its git top level, as a path prefix ("" at the top): git names paths from there."""
+    from hippo.core import gitutil
+
+    try:
+        if gitutil.is_toplevel(root):
+            return ""
+        top = gitutil.find_root(root)
+        rel = os.path.relpath(root, top).replace(os.sep, "/")
+        return "" if rel == "." else rel + "/"
+    except Exception:  # noqa: BLE001
+        return ""

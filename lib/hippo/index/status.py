@@ -12,6 +12,7 @@ from pathlib import Path
 from hippo.core import gitutil
 from hippo.core.config import load_settings
 from hippo.core.indexdir import IndexDir
+from hippo.core.secrets import redact_name
 from hippo.index.state import load_state
 
 
@@ -143,7 +144,7 @@ def index_status(root: Path) -> dict:
     info = {
         "indexed": True, "root": str(root), "index_dir": str(index_dir),
         "files": len(state.files), "chunks": chunks, "model": state.model_id,
-        "indexed_commit": state.indexed_commit, "branch": state.branch,
+        "indexed_commit": state.indexed_commit, "branch": state.branch and redact_name(state.branch),
         "behind": freshness(root, state.indexed_commit, pending, build_note(index_dir, state)),
         "pending": pending,
         "builder_pid": IndexDir(index_dir).writer_pid(),

@@ -181,7 +181,7 @@ def _progress_bar(quiet: bool, console=None, get_time=None):
 
 KEYWORD_READY = ("keyword search ready ({files} files); vectors filling in for {chunks} chunks — Ctrl-C is safe, "
                  "`hippo index` resumes")
-MODEL_PREPARE = ("preparing the embedding model from the installed wheel (one time, about a minute on 2 cores; "
+MODEL_PREPARE = ("preparing the embedding model from the installed wheel (one time, up to a minute on a busy laptop; "
                  "later runs load it in a second or two)")
 KEYWORD_READY_MIN_CHUNKS = 200  # below this the vectors take seconds: the notice would only be noise
 
@@ -319,7 +319,7 @@ def search(query, keywords, globs, exact, k, fmt, mode, budget, repo, repo_alias
 
     root = _root(_repo(repo, repo_alias))
     # The repo's warm server answers when it is up (no lancedb import here); else this process does and
-    # leaves a server warm for the next call (HIPPO_NO_SERVER=1: never).
+    # leaves a server warm for the next call (HIPPO_SERVER=ask/off: never).
     request = {"query": " ".join(query), "keywords": list(keywords), "globs": list(globs), "exact": exact,
                "k": k, "budget_chars": budget, "mode": mode}
     try:

@@ -22,6 +22,7 @@ from datetime import date
 from pathlib import Path
 
 from hippo.core import pathkind
+from hippo.core.secrets import redact
 from hippo.push.diagnosis import changes, policy, runners
 from hippo.push.diagnosis.evidence import Evidence, LiveFiles, body_of, definition_body, definition_line
 from hippo.push.diagnosis.gate import hit_reason
@@ -499,7 +500,7 @@ def _hits(searcher, live: LiveFiles, chosen) -> list[dict]:
         out.append({"id": f"{ev.path}:{lo}-{hi}", "path": ev.path, "start_line": lo, "end_line": hi,
                     "language": ev.language or _language(ev.path), "score": round(min(1.0, policy.adjust(ev) / 100), 2),
                     "snippet": text, "last_modified": dates.get(ev.path, ""), "stale": False, "symbol": "",
-                    "truncated": False, "why": ev.why})
+                    "truncated": False, "why": redact(ev.why)[0]})  # it may quote a name from the output
     return out
 
 

@@ -4,7 +4,7 @@ Every caller goes through here: the failure hook (`hook`), `/rag`, `hippo search
 (`search`), and `hippo index` (`index`: the run goes to the server when one is up, else the CLI runs it). Each tries the repo's server over its unix socket; when none answers (no socket, refused,
 timeout, garbage, another repo's server) the same request is answered in this process by
 `service.host.WarmIndex.handle`, the handler the server itself runs, and a server is started in the
-background for next time (unless HIPPO_NO_SERVER=1).
+background for next time (HIPPO_SERVER=ask: never started; HIPPO_SERVER=off or HIPPO_NO_SERVER=1: never asked).
 
 Stdlib-only on the fast path: when a server is up, a hook process imports only json/os/socket — no
 pathlib, re, dataclasses or config (each costs milliseconds that a failed command pays every time) —
@@ -81,11 +81,27 @@ def socket_path(index_dir):
     return Path(_socket_file(index_dir))
 
 
+def server_mode() -> str:
+    """HIPPO_SERVER: `auto` (default) asks the repo's warm server and starts one when none answers; `ask` uses
+    a running one but never starts one (CI, scripts); `off` (or HIPPO_NO_SERVER=1) neither asks nor starts,
+    so every call answers in its own process."""
+    if os.environ.get("HIPPO_NO_SERVER") == "1":
+        return "off"
+    mode = os.environ.get("HIPPO_SERVER", "").strip().lower()
+    return mode if mode in ("ask", "off") else "auto"
+
+
+def servers_off() -> bool:
+    return server_mode() == "off"
+
+
 def ask(index_dir, payload: dict, timeout: float = WARM_TIMEOUT_S, wait_s: float = 0.0) -> dict | None:
     """The server's whole reply ({"ok": ..., ...}), or None when no trusted server answered well-formed.
 
     `wait_s`: when a server holds its lock but has not bound its socket yet (it is loading the model),
     wait up to this long for it rather than loading everything a second time in this process."""
+    if servers_off():
+        return None
     path = _socket_file(index_dir)
     if not os.path.exists(path):
         if wait_s <= 0 or not _await_socket(index_dir, path, wait_s):
@@ -183,7 +199,7 @@ def server_running(index_dir) -> bool:
 
 def start_server(root, index_dir) -> int | None:
     """Start `python -m hippo serve` detached unless one is already up (the server re-checks)."""
-    if os.environ.get("HIPPO_NO_SERVER") == "1" or server_running(index_dir):
+    if server_mode() != "auto" or server_running(index_dir):
         return None
     from pathlib import Path
 
@@ -202,6 +218,8 @@ def _stream(index_dir, payload: dict, progress, silence_s: float) -> dict | None
     """Send one request and read newline-separated JSON messages until the reply ({"ok": ...}); progress
     messages go to `progress(phase, done, total)`. None when no trusted server answered it to the end
     (none up, refused, died mid-run, silent for `silence_s`, garbage)."""
+    if servers_off():
+        return None
     path = _socket_file(index_dir)
     data = _encoded(payload)
     if data is None or not os.path.exists(path) or not _trusted(path, index_dir):
