@@ -107,7 +107,7 @@ def test_structural_tools(indexed_repo):
     for name in STRUCTURE_TOOLS:
         assert by_name[name].input_schema["required"] == ["name"]
         assert set(by_name[name].input_schema["properties"]) == {"name", "limit"}
-    source = (indexed_repo / "src/auth/tokens.py").readtool_text().splitlines()
+    source = (indexed_repo / "src/auth/tokens.py").read_text().splitlines()
     line_of = {text.strip().split("(")[0]: n for n, text in enumerate(source, 1)}
 
     d = ET.fromstring(tool_text(results[0])).find("definition")
