@@ -34,7 +34,16 @@ from hippo.core.integrity import refuse_planted
 from hippo.core.textutil import identifier_text
 from hippo.index.chunk import Chunk, chunk_id
 from hippo.index.chunking.graph import GRAPH_VERSION
-from hippo.index.state import SCHEMA_VERSION, FileRecord, IndexState, SkipRecord, load_state, save_state
+from hippo.index.state import (
+    RACY_NS,
+    SCHEMA_VERSION,
+    FileRecord,
+    IndexState,
+    SkipRecord,
+    load_state,
+    save_state,
+    still_holds,
+)
 
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
 # Phases: "files" and "vectors" count work; "keyword-ready" (files indexed, chunks awaiting a vector) says
@@ -45,7 +54,6 @@ EMBED_TEXT_CHARS = 1000  # MiniLM sees 256 tokens, roughly 1,000 characters of c
 EMBED_WRITE_BATCH = 256
 PATHS_PER_FILTER = 500  # paths in one `path IN (...)` of the vector phase's priority groups
 SMALL_UPDATE_VECTORS = 128  # new chunks an update may embed before its closing state write (see _run)
-RACY_NS = 50_000_000  # 50 ms: file mtimes come from a coarse kernel clock, listing time from a fine one
 OPTIMIZE_EVERY_RUNS = 10  # writing runs between optimizes (LanceDB suggests ~20 modifications)
 OPTIMIZE_EVERY_ROWS = 2000  # or this many rows written/deleted (unindexed FTS rows are scanned flat)
 
@@ -468,13 +476,11 @@ class Indexer:
                     # git vouches for the content. The recorded stat is left alone: git's verdict and our
                     # lstat are not taken at the same instant, and a stale stat only costs one re-read later.
                     continue
-                racy = rec.mtime_ns >= state.listed_at_ns - RACY_NS  # written as the last run listed it
-                if rec.size == f.size and rec.mtime_ns == f.mtime_ns and not racy:
+                if still_holds(rec, f.size, f.mtime_ns, f.blob, state.listed_at_ns):
                     if f.blob and not rec.blob:  # indexed while dirty/untracked, now committed as is
                         rec.blob = f.blob
                         self._touched += 1
-                    if not f.blob or rec.blob == f.blob:
-                        continue
+                    continue
             try:
                 data = (self.root / f.path).read_bytes()
             except OSError:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
-from hippo.core import pathkind
+from hippo.core import indexdir, pathkind
 from hippo.core.config import Settings, load_settings
 from hippo.core.errors import BadQueryError, DamagedIndexError, NoIndexError
 from hippo.core.indexdir import IndexDir
@@ -119,6 +119,7 @@ class Searcher:
         self.settings = settings or load_settings(self.root)
         self.index_dir = self.settings.index_path(self.root)
         refuse_planted(self.root, self.index_dir)
+        indexdir.make_private(self.index_dir)  # an index an older hippo left readable to all is closed on open
         self._embedder = embedder
         self.state = self._load_state()
         mark = integrity.damage_mark(self.index_dir)
@@ -135,7 +136,7 @@ class Searcher:
     def _load_state(self) -> IndexState:
         state = load_state(self.index_dir)
         if state is None or not IndexDir(self.index_dir).db.exists():
-            raise NoIndexError()
+            raise NoIndexError.at(self.index_dir)
         return state
 
     def refresh(self) -> None:

@@ -386,9 +386,9 @@ def load_team(index_dir: Path) -> dict:
 
 
 def _save_team(index_dir: Path, data: dict) -> None:
-    from hippo.core.indexdir import atomic_write
+    from hippo.core.indexdir import atomic_write, create
 
-    index_dir.mkdir(parents=True, exist_ok=True)
+    create(index_dir)
     atomic_write(_team_file(index_dir), json.dumps(data, indent=1))
 
 

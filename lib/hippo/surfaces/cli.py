@@ -414,7 +414,9 @@ def status(fmt: str, as_json: bool, repo: str | None, repo_alias: str | None) ->
         click.echo(_json.dumps(info, indent=2))
         return
     if not info.get("indexed"):
-        raise HippoError("No index here yet. Run `hippo index`.")
+        from hippo.core.errors import NoIndexError
+
+        raise NoIndexError.at(info["index_dir"])
     for key, label in (("root", "repository"), ("files", "files"), ("chunks", "chunks"), ("model", "model"),
                        ("indexed_commit", "indexed commit"), ("branch", "branch"), ("behind", "freshness"),
                        ("vectors", "vectors"), ("size_mb", "index size (MB)"), ("updated", "last update"),

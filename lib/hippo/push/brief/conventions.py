@@ -19,7 +19,7 @@ from pathlib import Path
 from hippo.core import pathkind
 from hippo.core.config import DEFAULT_SPEC_GLOBS
 from hippo.core.repo_read import NEVER_DESCEND
-from hippo.push.brief.repo import EXAMPLE_DIRS, Repo, redact
+from hippo.push.brief.repo import Repo, redact
 
 MAX_SPEC_FILES = 40
 MAX_SPEC_BYTES = 200_000
@@ -100,7 +100,7 @@ def spec_files(root: Path, globs: tuple[str, ...] | list[str], repo: Repo | None
             repo.note("deadline: spec file walk stopped at " + (os.path.relpath(dirpath, root) or "."))
             break
         dirnames[:] = sorted(d for d in dirnames if d not in NEVER_DESCEND and not pathkind.is_vendored_dir(d)
-                             and d.lower() not in EXAMPLE_DIRS and not d.startswith(".") or d in (".github",))
+                             and not pathkind.is_example_dir(d) and not d.startswith(".") or d in (".github",))
         rel_dir = os.path.relpath(dirpath, root).replace(os.sep, "/")
         depth = 0 if rel_dir == "." else rel_dir.count("/") + 1
         if depth > 4:
@@ -209,7 +209,7 @@ def sections(path: str, text: str) -> list[Section]:
 def contributor_doc(path: str) -> bool:
     """Written for the project's contributors: not under an examples/tutorial folder, and under docs/ only
     in a contributor file or folder (the rest of docs/ teaches the project's users)."""
-    if any(part.lower() in EXAMPLE_DIRS for part in path.split("/")[:-1]):
+    if pathkind.is_example(path):
         return False
     return not USER_DOC.search(path) or bool(RULE_FILE.search(path))
 

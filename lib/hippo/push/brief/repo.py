@@ -16,11 +16,10 @@ from __future__ import annotations
 import configparser
 import json
 import os
-import subprocess
 import time
 from pathlib import Path
 
-from hippo.core.gitutil import git_env
+from hippo.core import gitutil
 
 try:
     import tomllib
@@ -34,10 +33,6 @@ MANIFEST_BYTES = 64_000  # a manifest parsed whole (TOML, JSON, INI); real ones 
 TOML_DOTS_FREE = 16
 TOML_DOT_COST = 100_000
 MAX_TRACKED = 200_000
-# folders whose docs set up some other project or teach users (flask's examples/*/README): no commands and no
-# conventions come from them (issue 20)
-EXAMPLE_DIRS = frozenset({"examples", "example", "samples", "sample", "demo", "demos", "tutorial", "tutorials",
-                          "quickstart", "cookbook"})
 
 
 class Repo:
@@ -92,12 +87,8 @@ class Repo:
     def tracked(self) -> list[str]:
         """Repo-relative paths git tracks (falls back to a shallow walk outside git)."""
         if self._tracked is None:
-            try:
-                res = subprocess.run(["git", "-C", str(self.root), "ls-files", "-z"], capture_output=True,
-                                     timeout=self.seconds_left(5.0), env=git_env())
-                out = res.stdout.decode("utf-8", "replace") if res.returncode == 0 else ""
-            except (OSError, subprocess.SubprocessError):
-                out = ""
+            listed = gitutil.output(self.root, "ls-files", "-z", timeout=self.seconds_left(5.0))
+            out = listed.decode("utf-8", "replace") if listed is not None else ""
             files = [f for f in out.split("\0") if f][:MAX_TRACKED]
             self._from_git = bool(files)
             self._tracked = files or self._walk()

@@ -24,13 +24,13 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
-from hippo.core.gitutil import git_env
+from hippo.core import gitutil
+from hippo.core.errors import HippoError
 from hippo.core.indexdir import IndexDir
 from hippo.core.runtime import HARD_CAP, find_repo_root, index_dir, log, reply, spawn_detached
 from hippo.push import session_state
@@ -156,36 +156,24 @@ def _rules(root: Path) -> str:
 def _git(root: Path, *args: str, deadline: float | None = None) -> str:
     """git's output, '' on failure; the call ends by `deadline` (time.monotonic()) at the latest."""
     timeout = GIT_SECONDS if deadline is None else max(0.05, min(GIT_SECONDS, deadline - time.monotonic()))
-    try:
-        res = subprocess.run(["git", "-C", str(root), *args], capture_output=True, timeout=timeout,
-                             env=git_env())
-    except (OSError, subprocess.SubprocessError):
-        return ""
-    return res.stdout.decode("utf-8", "replace") if res.returncode == 0 else ""
-
-
-def _state(idx: Path) -> dict:
-    try:
-        data = json.loads(IndexDir(idx).state.read_text(encoding="utf-8"))
-        return data if isinstance(data, dict) else {}
-    except (OSError, ValueError):
-        return {}
+    out = gitutil.output(root, *args, timeout=timeout)
+    return out.decode("utf-8", "replace") if out is not None else ""
 
 
 def _status_line(root: Path, idx: Path, deadline: float | None = None) -> str:
-    st = _state(idx)
-    if not st:
+    from hippo.index.state import load_state  # the one reader of state.json (stdlib only)
+
+    st = load_state(idx)
+    if st is None or not st.updated_at:  # never saved by an index run
         return "hippo index: not built yet (building in the background); until then use grep/read."
     head = _git(root, "rev-parse", "HEAD", deadline=deadline).strip()
-    commit = str(st.get("indexed_commit") or "")
+    commit = st.indexed_commit if isinstance(st.indexed_commit, str) else ""
     if not HEX.fullmatch(commit):  # state.json is a file on disk: show only what a sha can be
         commit = ""
-    raw_files = st.get("files")
-    files: dict = raw_files if isinstance(raw_files, dict) else {}
-    chunks = sum(f["chunks"] for f in files.values()
-                 if isinstance(f, dict) and isinstance(f.get("chunks"), int) and not isinstance(f["chunks"], bool))
+    files = st.files if isinstance(st.files, dict) else {}
+    chunks = sum(r.chunks for r in files.values() if type(r.chunks) is int)
     fresh = "up to date" if commit and commit == head else "behind HEAD, refreshing in the background"
-    vec = "" if st.get("vectors_complete", True) else "; vectors still filling in (keyword search works)"
+    vec = "" if st.vectors_complete else "; vectors still filling in (keyword search works)"
     return (f"hippo index: {len(files)} files / {chunks} chunks at {commit[:10] or 'no commit'} ({fresh}{vec}). "
             "Search with /hippo:rag <question> or `hippo search \"...\"`.")
 
@@ -239,8 +227,8 @@ def _changes(root: Path, idx: Path, record: bool, since_previous: bool = False,
             indexdir.create(idx)
             prev = {"head": base, "time": last.get("time", 0)} if base else None
             indexdir.atomic_write(rec_path, json.dumps({"head": head, "time": time.time(), "prev": prev}))
-        except OSError as exc:
-            log(idx, "could not record the session start", exc)
+        except (OSError, HippoError) as exc:  # a read-only checkout: the brief goes on without the record
+            log(idx if idx.is_dir() else None, "could not record the session start", exc)
     return _frame_changes(lead, commits, changed, dirty)
 
 

@@ -204,7 +204,8 @@ class WarmIndex:
             return {"ok": False, "error": f"unknown op {op!r}"}
         if op != "hook" and ("root" in req or op == "index") and not self._ours(req.get("root")):
             return {"ok": False, "error": "request is for another repository"}
-        self.served += 1
+        with self.lock:  # connections are answered from threads of their own
+            self.served += 1
         if op == "search":
             return {"ok": True, "result": self.search(req)}
         if op == "structure":
