@@ -234,6 +234,21 @@ def last_commit_dates(root: Path, paths: Iterable[str]) -> dict[str, str]:
     return out
 
 
+def changed_files_log(root: Path, rev_range: str, max_commits: int) -> list[tuple[int, list[str]]]:
+    """(commit time, paths changed) of the newest `max_commits` non-merge commits of `rev_range`, newest
+    first: one bounded `git log --name-only` (no diffs)."""
+    proc = run(root, "log", "--no-merges", "--no-renames", "--name-only", "--format=%x00%ct",
+                f"-n{int(max_commits)}", rev_range, "--", check=False)
+    if proc.returncode != 0:
+        return []
+    out: list[tuple[int, list[str]]] = []
+    for block in proc.stdout.decode(_ENC, _ERRORS).split("\0")[1:]:
+        lines = [ln for ln in block.split("\n") if ln.strip()]
+        if lines and lines[0].strip().isdigit():
+            out.append((int(lines[0].strip()), lines[1:]))
+    return out
+
+
 @dataclass
 class WorkTreeStatus:
     """What one `git status` says about a work tree: HEAD, the branch, untracked files (not ignored) and

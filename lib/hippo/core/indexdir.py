@@ -42,6 +42,7 @@ SESSIONS = "sessions"  # per-session hook state (dedupe)
 LAST_SESSION = "last_session.json"  # what changed since the last session
 TEAM = "team.json"  # which team base this index came from
 TABLESUMS = "tablesums.json"  # the writer's checksums of the table files
+COCHANGE = "cochange.json"  # which source files changed together with each test file (index/cochange.py)
 NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)  # Windows has none (and no symlinks an unprivileged user makes)
 
 
@@ -166,6 +167,7 @@ class IndexDir:
     last_session = property(lambda self: self._at(LAST_SESSION))
     team = property(lambda self: self._at(TEAM))
     tablesums = property(lambda self: self._at(TABLESUMS))
+    cochange = property(lambda self: self._at(COCHANGE))
 
     def has_index(self) -> bool:
         """A finished keyword phase has written state.json at least once."""

@@ -33,6 +33,7 @@ from hippo.core.indexdir import IndexDir
 from hippo.core.integrity import refuse_planted
 from hippo.core.textutil import identifier_text
 from hippo.index.chunk import Chunk, chunk_id
+from hippo.index.chunking.graph import GRAPH_VERSION
 from hippo.index.state import (
     RACY_NS,
     SCHEMA_VERSION,
@@ -147,19 +148,26 @@ def indexed_text(data: bytes) -> str:
     return redact(decode(data).replace("\x00", "\ufffd"))[0]
 
 
-def chunks_for_file(rel: str, data: bytes) -> list[Chunk]:
+def chunks_for_file(rel: str, data: bytes, graph: list | None = None) -> list[Chunk]:
+    """The chunks of one file's indexed text; its code graph is appended to `graph` when given."""
     from hippo.index.chunking import chunk_file
 
-    return chunk_file(rel, indexed_text(data))
+    return chunk_file(rel, indexed_text(data), graph=graph)
 
 
-def rows_for_file(rel: str, data: bytes, model_id: str, *, identifiers: bool = True) -> list[dict]:
+def rows_for_file(rel: str, data: bytes, model_id: str, *, identifiers: bool = True,
+                  graph: bool = True) -> list[dict]:
     """The rows the indexer writes for `rel` with these bytes (vectors aside). Deterministic.
-    `identifiers=False` leaves out `text_ids` (about 40% of the time; base verification does not need it)."""
-    return _rows_for(rel, chunks_for_file(rel, data), model_id, identifiers=identifiers)
+    `identifiers=False` leaves out `text_ids` (about 40% of the time; base verification does not need it),
+    `graph=False` the code graph column."""
+    graphs: list | None = [] if graph else None
+    chunks = chunks_for_file(rel, data, graphs)
+    return _rows_for(rel, chunks, model_id, identifiers=identifiers,
+                     graph=graph_json(graphs[0]) if graphs else "")
 
 
-def _rows_for(rel: str, chunks: list[Chunk], model_id: str, *, identifiers: bool = True) -> list[dict]:
+def _rows_for(rel: str, chunks: list[Chunk], model_id: str, *, identifiers: bool = True,
+              graph: str = "") -> list[dict]:
     rows: list[dict] = []
     seen: Counter[str] = Counter()
     for c in chunks:
@@ -172,8 +180,18 @@ def _rows_for(rel: str, chunks: list[Chunk], model_id: str, *, identifiers: bool
             "breadcrumb": c.breadcrumb, "text": c.text,
             "text_ids": identifier_text(c.text, f"{rel} {c.symbol} {c.breadcrumb}") if identifiers else "",
             "vkey": vector_key(model_id, embed_text(c.symbol, c.breadcrumb, c.text)),
+            "graph": "",
         })
+    if rows and graph:
+        rows[0]["graph"] = graph  # chunks come in file order: the first one carries the file's graph
     return rows
+
+
+def graph_json(graph) -> str:
+    """A FileGraph as the compact JSON the store keeps."""
+    import json
+
+    return json.dumps(graph.to_json(), separators=(",", ":"), ensure_ascii=False)
 
 
 def _dry_run_summary(files) -> dict:
@@ -285,7 +303,8 @@ class Indexer:
             report.files_total, report.skipped = len(disc.files), dict(disc.skipped)
             self._notice_names(disc, report)
             report.skipped_paths = list(disc.skipped_paths)
-            changed, records = self._changed_files(disc.files, state, report)
+            regraph = state.graph_version != GRAPH_VERSION
+            changed, records = self._changed_files(disc.files, state, report, regraph=regraph)
             self._touched += self._keep_skips(state, disc)
             current = {f.path for f in disc.files}
             stale_paths = set(state.files)
@@ -307,6 +326,7 @@ class Indexer:
                 # The last batch is not saved on its own: the closing write below follows at once (a kill
                 # in between leaves the in-flight state, and the next run redoes that batch).
                 self._keyword_phase(state, changed, deleted, records, report, save_last=False)
+                state.graph_version = GRAPH_VERSION
                 # A small update (an edit or two) embeds its few new chunks before that closing write
                 # instead of after it: one state.json write less (~60 ms at 10k files), and its
                 # keyword-only moment is over in a fraction of a second anyway.
@@ -316,6 +336,8 @@ class Indexer:
             if small:
                 self._vector_phase(state, report, save=False)
             self._record_git(state, getattr(disc, "git", None))
+            if state.indexed_commit != was[0] or not Path(IndexDir(self.index_dir).cochange).exists():
+                self._cochange(state)
             if changed or deleted:
                 state.runs_since_optimize += 1
                 state.rows_since_optimize += report.chunks_written + len(deleted)
@@ -438,17 +460,18 @@ class Indexer:
         integrity.clear_mark(self.index_dir)
         emb = self.embedder()
         self._dim = emb.dim
-        state = IndexState(model_id=self.model_name, dim=emb.dim)
+        state = IndexState(model_id=self.model_name, dim=emb.dim, graph_version=GRAPH_VERSION)
         save_state(self.index_dir, state)
         return state
 
-    def _changed_files(self, files, state: IndexState, report: IndexReport):
-        """Paths whose content differs from the index. Reads only files whose blob id or stat changed."""
+    def _changed_files(self, files, state: IndexState, report: IndexReport, *, regraph: bool = False):
+        """Paths whose content differs from the index. Reads only files whose blob id or stat changed;
+        `regraph` (the graph column was written by another extraction) re-reads and re-indexes every file."""
         changed, records = [], {}
         self._touched = 0  # records updated in place (re-read with the same bytes, or a blob id adopted)
         for f in files:
             rec = state.files.get(f.path)
-            if rec is not None:
+            if rec is not None and not regraph:
                 if f.blob and rec.blob == f.blob:
                     # git vouches for the content. The recorded stat is left alone: git's verdict and our
                     # lstat are not taken at the same instant, and a stale stat only costs one re-read later.
@@ -466,7 +489,7 @@ class Indexer:
             sha = hashlib.sha1(data).hexdigest()
             # Record the stat of the bytes we read, not of the listing: a write in between must not hide.
             new_rec = FileRecord(size=len(data), mtime_ns=f.mtime_ns, sha=sha, blob=f.blob)
-            if rec is not None and rec.sha == sha:
+            if rec is not None and rec.sha == sha and not regraph:
                 new_rec.chunks = rec.chunks
                 state.files[f.path] = new_rec  # same bytes, new stat or blob: nothing to re-index
                 self._touched += 1
@@ -559,6 +582,17 @@ class Indexer:
             state.indexed_commit = gitutil.head_commit(self.root)
             branch = gitutil.current_branch(self.root)
             state.branch = branch and redact_name(branch)
+
+    def _cochange(self, state: IndexState) -> None:
+        """Co-change history up to the indexed commit (index/cochange.py); it never fails an index run."""
+        from hippo.index import cochange
+
+        try:
+            cochange.update(self.root, self.index_dir, state.indexed_commit)
+        except Exception as exc:  # noqa: BLE001 - history is a ranking hint, the index is what matters
+            from hippo.core.runtime import log
+
+            log(self.index_dir, "co-change history not updated", exc)
 
     def _vector_phase(self, state: IndexState, report: IndexReport, *, save: bool = True) -> None:
         """Embed every row still without its vector. `save=False`: the caller writes state.json next."""

@@ -75,6 +75,9 @@ class IndexState:
     # `skip_rules` (discovery.CONTENT_RULES). Not indexed, so not in `files`.
     skipped_files: dict[str, SkipRecord] = field(default_factory=dict)
     skip_rules: str = ""
+    # The code-graph extraction (chunking.graph.GRAPH_VERSION) the table's graph column was written with;
+    # when it differs, the next run re-reads every file once so each file's graph is written again.
+    graph_version: int = 0
 
     @property
     def chunk_count(self) -> int:

@@ -156,7 +156,7 @@ def _record_if_reproduced(root: Path, rel: str, entry, model_id: str, claimed: l
     except OSError:
         return None
     try:
-        rows = rows_for_file(rel, data, model_id, identifiers=False)
+        rows = rows_for_file(rel, data, model_id, identifiers=False, graph=False)
     except Exception:  # noqa: BLE001 - the indexer stores an unchunkable file with no rows; so must the base
         rows = []
     if sorted(_key(r) for r in rows) != claimed:

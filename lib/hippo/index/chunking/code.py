@@ -47,8 +47,9 @@ def _parser_safe(text: str) -> str:
     return text
 
 
-def chunk_code(doc: Lines, grammar: str) -> list[Chunk] | None:
-    """Chunks for a source file, or None when it cannot be parsed (caller uses windows)."""
+def chunk_code(doc: Lines, grammar: str, graph: list | None = None) -> list[Chunk] | None:
+    """Chunks for a source file, or None when it cannot be parsed (caller uses windows). When `graph` is
+    a list, the file's code graph (chunking.graph) is appended to it, from the same parse."""
     parser = get_parser(grammar)
     if parser is None:
         return None
@@ -57,6 +58,15 @@ def chunk_code(doc: Lines, grammar: str) -> list[Chunk] | None:
         tree = parser.parse(src)
     except Exception:
         return None
+    if graph is not None:
+        from hippo.index.chunking.graph import extract
+
+        try:
+            fg = extract(tree, src, grammar)
+        except Exception:  # noqa: BLE001 - a graph is extra: the chunks must not depend on it
+            fg = None
+        if fg is not None:
+            graph.append(fg)
     layout = _Layout(doc, grammar, src)
     pieces = layout.container(tree.root_node.children, 0, len(doc) - 1, scope="",
                               code_kind="module", code_symbol="", header=False)

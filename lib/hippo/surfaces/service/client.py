@@ -290,9 +290,24 @@ def search(root, request: dict, *, local=None, timeout: float = SEARCH_TIMEOUT_S
     Asks the repo's server; else answers in-process with `local` (a WarmIndex the caller keeps, e.g.
     the MCP server) or a fresh one, then starts a server for next time when `leave_warm`. Raises what
     Searcher raises (BadQueryError, NoIndexError, ...), whichever side answered."""
+    return _answer(root, {"op": "search", **request}, "search", local=local, timeout=timeout, wait_s=wait_s,
+                   leave_warm=leave_warm)
+
+
+def structure(root, request: dict, *, local=None, timeout: float = SEARCH_TIMEOUT_S,
+              wait_s: float = STARTING_WAIT_S, leave_warm: bool = True) -> dict:
+    """A structural answer (hippo.retrieval.structure) for {"kind": def|callers|callees, "name", "k"}, from the
+    repo's server or in-process, exactly as `search` answers."""
+    return _answer(root, {"op": "structure", **request}, "structure", local=local, timeout=timeout,
+                   wait_s=wait_s, leave_warm=leave_warm)
+
+
+def _answer(root, request: dict, method: str, *, local, timeout: float, wait_s: float, leave_warm: bool) -> dict:
+    """Ask the repo's server for `request`; else `local.<method>(request)` (a WarmIndex), then leave a
+    server warm for next time."""
     root = os.fspath(root)
     idx = index_location(root)
-    req = {"op": "search", "root": root, **request}
+    req = {**request, "root": root}
     reply = ask(idx, req, timeout=timeout, wait_s=wait_s)
     if reply is not None:
         if reply["ok"]:
@@ -306,7 +321,7 @@ def search(root, request: dict, *, local=None, timeout: float = SEARCH_TIMEOUT_S
 
         local = WarmIndex(root)
     try:
-        return local.search(req)
+        return getattr(local, method)(req)
     finally:
         if leave_warm and local.needed and IndexDir(idx).has_index():
             start_server(root, idx)
