@@ -175,12 +175,12 @@ def test_files_vanish_and_change_during_indexing(tmp_path, monkeypatch):
         (root / "m1.py").unlink()  # listed, then gone before it is read
         return out
 
-    def chunks(rel, data):
+    def chunks(rel, data, *args, **kw):
         calls["n"] += 1
         if calls["n"] == 3:
             (root / "m20.py").write_text("def changed_mid_run():\n    return 'x'\n")
             (root / "m21.py").unlink()
-        return real_chunks(rel, data)
+        return real_chunks(rel, data, *args, **kw)
 
     monkeypatch.setattr(discovery, "discover", discover)
     monkeypatch.setattr(indexer, "chunks_for_file", chunks)

@@ -15,6 +15,7 @@ from pathlib import Path
 from hippo.core import gitutil
 from hippo.core.indexdir import IndexDir, atomic_write
 from hippo.core.pathkind import is_test, reads_as_doc
+from hippo.core.repo_read import is_secret_path
 
 MAX_COMMITS = 2000
 MAX_FILES = 40
@@ -56,6 +57,7 @@ def update(root: Path, index_dir: Path, head: str | None) -> int:
     for when, files in commits:
         if len(files) > MAX_FILES:
             continue
+        files = [f for f in files if not is_secret_path(f)]  # a token in a file name is never stored
         tests = [f for f in files if is_test(f)]
         sources = [f for f in files if not is_test(f) and not reads_as_doc(f)]
         for s in sources:

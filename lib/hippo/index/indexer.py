@@ -33,8 +33,8 @@ from hippo.core.indexdir import IndexDir
 from hippo.core.integrity import refuse_planted
 from hippo.core.textutil import identifier_text
 from hippo.index.chunk import Chunk, chunk_id
-from hippo.index.chunking.graph import GRAPH_VERSION
 from hippo.index.state import (
+    GRAPH_VERSION,
     RACY_NS,
     SCHEMA_VERSION,
     FileRecord,

@@ -28,6 +28,9 @@ class FileRecord:
 # it: its stat cannot vouch for its content. File mtimes come from a coarse kernel clock, listing time from a
 # fine one.
 RACY_NS = 50_000_000
+# The code-graph extraction of chunking/graph.py: bump it when the extraction changes and the indexer re-reads
+# every file once (kept here, not there, so a no-op `hippo index` never imports the chunking package).
+GRAPH_VERSION = 1
 
 
 def still_holds(rec: FileRecord, size: int, mtime_ns: int, blob: str | None, listed_at_ns: int) -> bool:
@@ -75,7 +78,7 @@ class IndexState:
     # `skip_rules` (discovery.CONTENT_RULES). Not indexed, so not in `files`.
     skipped_files: dict[str, SkipRecord] = field(default_factory=dict)
     skip_rules: str = ""
-    # The code-graph extraction (chunking.graph.GRAPH_VERSION) the table's graph column was written with;
+    # The code-graph extraction (GRAPH_VERSION) the table's graph column was written with;
     # when it differs, the next run re-reads every file once so each file's graph is written again.
     graph_version: int = 0
 

@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 Node = Any
-GRAPH_VERSION = 1  # bump when the extraction changes: the indexer re-reads every file once
 GRAPH_LANGUAGES = frozenset({"python", "javascript", "typescript", "tsx"})
 MAX_CALLS = 20_000  # per file; generated code beyond this adds nothing a reader could use
 
