@@ -112,4 +112,9 @@ def pytest_terminal_summary(terminalreporter, config):
         terminalreporter.section("CPU seconds per test (setup + call + teardown, waited-for children included)")
         for nodeid, secs in sorted(_CPU.items(), key=lambda kv: -kv[1])[:30]:
             terminalreporter.write_line(f"{secs:7.2f}  {nodeid}")
+        modules: dict[str, float] = {}
+        for nodeid, secs in _CPU.items():
+            modules[nodeid.split("::")[0]] = modules.get(nodeid.split("::")[0], 0.0) + secs
+        for module, secs in sorted(modules.items(), key=lambda kv: -kv[1])[:12]:
+            terminalreporter.write_line(f"{secs:7.2f}  {module} (whole module)")
         terminalreporter.write_line(f"{sum(_CPU.values()):7.2f}  total")

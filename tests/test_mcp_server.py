@@ -95,6 +95,7 @@ def test_protocol_round_trip(indexed_repo):
     assert results[3].is_error and "outside the repository" in tool_text(results[3])
 
 
+@pytest.mark.slow  # real processes or a big index: `make check` runs it, `make test-fast` skips it
 def test_structural_tools(indexed_repo):
     tools, _, results = run_session(indexed_repo, [
         {"_tool": "find_definition", "name": "AuthService.validate_token"},

@@ -65,6 +65,7 @@ def test_a_read_only_repo_is_named_by_index_status_and_search(read_only):
     assert not (root / ".hippo").exists()
 
 
+@pytest.mark.slow  # real processes or a big index: `make check` runs it, `make test-fast` skips it
 def test_hippo_index_dir_elsewhere_indexes_a_read_only_repo(read_only, tmp_path):
     root, run = read_only
     elsewhere = str(tmp_path / "index-elsewhere")

@@ -445,6 +445,7 @@ def any_location(request, tmp_path, monkeypatch):
     return str(tmp_path / "share")
 
 
+@pytest.mark.slow  # real processes or a big index: `make check` runs it, `make test-fast` skips it
 def test_poisoned_base_rows_are_dropped_and_the_file_indexed_locally(tmp_path, any_location):
     ci = publish_poisoned(tmp_path)
     dev = clone(ci, tmp_path / "dev")
@@ -461,6 +462,7 @@ def test_poisoned_base_rows_are_dropped_and_the_file_indexed_locally(tmp_path, a
     assert index_repo(dev, settings, embedder=emb).files_changed == 0  # and it stays that way
 
 
+@pytest.mark.slow  # real processes or a big index: `make check` runs it, `make test-fast` skips it
 def test_rows_that_differ_from_the_live_file_are_never_shown(tmp_path, monkeypatch):
     """Whatever put them there: a hit whose text the changed file no longer holds is dropped, on the CLI and
     in MCP (the retrieval layer checks every hit against the live file)."""

@@ -125,6 +125,7 @@ def test_nothing_stored(planted):
     assert found == {}
 
 
+@pytest.mark.slow  # real processes or a big index: `make check` runs it, `make test-fast` skips it
 def test_nothing_shown(planted):
     from hippo.index.embedding.fake import FakeEmbedder
     from hippo.retrieval.render import to_json, to_text, to_xml

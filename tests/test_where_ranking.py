@@ -147,6 +147,7 @@ def test_candidates_are_other_files_than_the_snippets_and_point_at_real_lines(re
         assert 0 < c.score <= 1
 
 
+@pytest.mark.slow  # real processes or a big index: `make check` runs it, `make test-fast` skips it
 def test_pointers_never_make_the_answer_longer_than_k_full_results(repo):
     from hippo.retrieval.search import RESULT_SLOT_CHARS, _pointers_cost
 
