@@ -11,7 +11,6 @@ Figures go to $HIPPO_TRUST_REPORT when set (for docs/reliability.md).
 from __future__ import annotations
 
 import json
-import os
 import re
 import sys
 from pathlib import Path
@@ -20,9 +19,15 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "trust"))
 from planted_secrets import WINDOW, Corpus, Planted, build  # noqa: E402
-from trustkit import check_hook_output, failure_payload, git, hippo_in_process, session_payload  # noqa: E402
+from trustkit import (  # noqa: E402
+    check_hook_output,
+    failure_payload,
+    git,
+    hippo_in_process,
+    record_figures,
+    session_payload,
+)
 
-REPORT = os.environ.get("HIPPO_TRUST_REPORT")
 QUERIES = [("api token secret key client", ["token", "api_key"]), ("password database url", ["password"]),
            ("private key deploy tls", ["PRIVATE KEY", "deploy_key"]), ("curl authorization header", ["curl", "Api-Key"]),
            ("vault shopify digitalocean telegram", ["VAULT_TOKEN", "SHOPIFY"]),
@@ -89,14 +94,6 @@ def planted(tmp_path_factory):
     return root, corpus, (proc.stdout + proc.stderr).decode()
 
 
-def _figures(**kw) -> None:
-    if REPORT:
-        path = Path(REPORT)
-        data = json.loads(path.read_text()) if path.exists() else {}
-        data.update(kw)
-        path.write_text(json.dumps(data, indent=2))
-
-
 def test_corpus_is_big_varied_and_everywhere():
     corpus = build()
     assert len(corpus.secrets) >= 150 and len(corpus.kinds()) >= 50
@@ -121,7 +118,7 @@ def test_nothing_stored(planted):
             if hit:
                 found[str(p.relative_to(idx))] = hit
     stored = sorted({k for hit in found.values() for k in hit})
-    _figures(planted=len(corpus.secrets), kinds=len(corpus.kinds()), stored=len(stored), stored_kinds=stored)
+    record_figures(planted=len(corpus.secrets), kinds=len(corpus.kinds()), stored=len(stored), stored_kinds=stored)
     assert found == {}
 
 
@@ -156,7 +153,7 @@ def test_nothing_shown(planted):
         outs.append(cli.stdout.decode() + cli.stderr.decode())
     assert "[REDACTED:" in "\n".join(outs)  # planted chunks were shown at all, redacted
     shown = sorted(set(leaks("\n".join(outs), corpus.secrets)))
-    _figures(shown_outputs=len(outs), shown=len(shown), shown_kinds=shown)
+    record_figures(shown_outputs=len(outs), shown=len(shown), shown_kinds=shown)
     assert shown == []
 
 
@@ -177,7 +174,7 @@ def test_nothing_injected(planted, tmp_path):
         outs.append(json.dumps(data or {}, ensure_ascii=False))
     assert answered  # the failure hook answered at least once (it read the live files)
     injected = sorted(set(leaks("\n".join(outs), corpus.secrets)))
-    _figures(hook_outputs=len(outs), failure_answers=answered, injected=len(injected), injected_kinds=injected)
+    record_figures(hook_outputs=len(outs), failure_answers=answered, injected=len(injected), injected_kinds=injected)
     assert injected == []
 
 

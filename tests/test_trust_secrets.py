@@ -8,7 +8,6 @@ cost per chunk) are written to $HIPPO_TRUST_REPORT when set, for docs/reliabilit
 from __future__ import annotations
 
 import json
-import os
 import re
 import sys
 import time
@@ -17,7 +16,14 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "trust"))
-from trustkit import check_hook_output, failure_payload, git, hippo_in_process, session_payload  # noqa: E402
+from trustkit import (  # noqa: E402
+    check_hook_output,
+    failure_payload,
+    git,
+    hippo_in_process,
+    record_figures,
+    session_payload,
+)
 
 from hippo.core.secrets import redact  # noqa: E402
 from hippo.index.embedding.fake import FakeEmbedder  # noqa: E402
@@ -38,7 +44,6 @@ QUERIES = [("aws secret access key settings", ["AWS_SECRET_ACCESS_KEY", "GITHUB_
            ("authorization bearer token curl", ["Bearer", "OPENAI_API_KEY"]),
            ("php config token", ["db_password", "token"]),
            ("connection string password deploy", ["Password", "PGPASSWORD", "sshpass", "SecretAccessKey", "sig"])]
-REPORT = os.environ.get("HIPPO_TRUST_REPORT")
 
 
 def _corpus():
@@ -82,14 +87,6 @@ def _leaks(text: str, secrets: list[str]) -> list[str]:
     return [s for s in secrets if s in text]
 
 
-def _figures(**kw) -> None:
-    if REPORT:
-        path = Path(REPORT)
-        data = json.loads(path.read_text()) if path.exists() else {}
-        data.update(kw)
-        path.write_text(json.dumps(data, indent=2))
-
-
 def test_corpus_is_big_and_varied():
     files, secrets = _corpus()
     kinds = set()
@@ -114,7 +111,7 @@ def test_no_secret_in_the_stored_index(secret_repo):
     # and not in any raw file of the LanceDB directory either (no copy of the text elsewhere)
     raw = b"".join(p.read_bytes() for p in (root / ".hippo").rglob("*") if p.is_file())
     assert [s for s in secrets if s.encode() in raw] == []
-    _figures(secrets_planted=len(secrets), redactions_in_index=found, leaked_index=0,
+    record_figures(secrets_planted=len(secrets), redactions_in_index=found, leaked_index=0,
              files_indexed=len({r["path"] for r in rows}))
 
 
@@ -135,7 +132,7 @@ def test_no_secret_in_search_or_mcp_output(secret_repo):
             outputs += 4
     cli = hippo_in_process(["search", "password token secret key", "-w", "password", "--k", "50", "--format", "text"], root)
     assert cli.returncode == 0 and _leaks(cli.stdout.decode(), secrets) == []
-    _figures(search_outputs_checked=outputs + 1, leaked_search=0, leaked_mcp=0)
+    record_figures(search_outputs_checked=outputs + 1, leaked_search=0, leaked_mcp=0)
 
 
 def test_no_secret_in_hook_output(secret_repo, tmp_path):
@@ -156,7 +153,7 @@ def test_no_secret_in_hook_output(secret_repo, tmp_path):
     outs.append(json.dumps(data or {}, ensure_ascii=False))
     blob = "\n".join(outs)
     assert _leaks(blob, secrets) == [], _leaks(blob, secrets)
-    _figures(hook_outputs_checked=len(outs), leaked_hooks=0)
+    record_figures(hook_outputs_checked=len(outs), leaked_hooks=0)
 
 
 # --- false positives and cost on normal code --------------------------------------------------------
@@ -189,7 +186,7 @@ def test_false_positives_and_cost_on_normal_code():
             if kinds:
                 hits += [f"{name}: {line.strip()[:120]}" for line in out.splitlines() if "[REDACTED:" in line]
     per_chunk_us = (time.perf_counter() - t0) / chunks * 1e6
-    _figures(fp_corpus_bytes=total, fp_corpus_files=len(corpus), fp_chunks=chunks, fp_redactions=len(hits),
+    record_figures(fp_corpus_bytes=total, fp_corpus_files=len(corpus), fp_chunks=chunks, fp_redactions=len(hits),
              fp_samples=hits[:20], redact_us_per_chunk=round(per_chunk_us, 1))
     assert total > 1_000_000
     assert len(hits) <= total / 200_000, hits  # at most one false positive per 200 KB of normal code
