@@ -1,7 +1,8 @@
 """How-questions, each with the code that answers it, written down before any system was run.
 
 A question is answered when one of the first three results covers a gold definition: (path, name), the
-unit `name` defined in `path` at the corpus head (function, method, class, struct, const arrow function).
+unit `name` defined in `path` at the corpus head (function, method, class, struct, const arrow function;
+`Owner.member` for a member name several owners define).
 Several golds mean any one of them answers it.
 """
 from __future__ import annotations
@@ -11,7 +12,7 @@ HOW: dict[str, list[tuple[str, list[tuple[str, str]]]]] = {
         ("how does the client build the request that follows a redirect",
          [("httpx/_client.py", "_build_redirect_request"), ("httpx/_client.py", "_redirect_url")]),
         ("how are digest authentication challenges answered",
-         [("httpx/_auth.py", "DigestAuth"), ("httpx/_auth.py", "_build_auth_header")]),
+         [("httpx/_auth.py", "DigestAuth"), ("httpx/_auth.py", "DigestAuth._build_auth_header")]),
         ("how does httpx read proxy settings from environment variables",
          [("httpx/_utils.py", "get_environment_proxies")]),
         ("where are default timeouts configured", [("httpx/_config.py", "Timeout")]),

@@ -63,7 +63,16 @@ class Worker:
 
 
 def def_line(text: str, name: str) -> int | None:
+    """The line defining `name` (`Owner.member`: the first definition of member after Owner's)."""
     import re
+
+    if "." in name:
+        owner, member = name.rsplit(".", 1)
+        at = def_line(text, owner)
+        if at is None:
+            return None
+        rest = def_line("\n".join(text.split("\n")[at:]), member)
+        return at + rest if rest else None
 
     pat = re.compile(r"^\s*(?:[\w\s()*.,<>&'\[\]]*?\s)?\*?" + re.escape(name) + r"\s*[(<:={]|^\s*(?:class|struct|enum|"
                      r"trait|type|function|def|fn|func)\s+" + re.escape(name) + r"\b|^\s*(?:func|fn)\s+(?:\([^)]*\)\s*)?"

@@ -111,6 +111,18 @@ IMPORT_LINE = re.compile(
     r"[(){}\[\],;]+$|\w+\s+[\"'][\w./@-]+[\"']$|[\w, ]+,?$|//|#(?!\s*include)|/?\*)")
 
 
+# Words that open a definition line, across the indexed languages.
+DEFINITION_KEYWORDS = ("class", "def", "function", "func", "fn", "struct", "enum", "trait", "type", "interface")
+
+
+def defines(text: str, name: str) -> bool:
+    """Whether `text` has a line defining `name` (`class Name`, `def name(`, `func (r *T) Name(` ...)."""
+    pat = (r"^[ \t]*(?:export\s+)?(?:default\s+)?(?:pub(?:\([^)]*\))?\s+)?(?:async\s+)?"
+           r"(?:class|def|function\*?|func(?:\s*\([^)]*\))?|fn|struct|enum|trait|type|interface)\s+"
+           + re.escape(name) + r"(?![\w$])")
+    return re.search(pat, text, re.M) is not None
+
+
 @dataclass(frozen=True)
 class Intent:
     """What the query asks for, judged once per search."""

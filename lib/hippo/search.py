@@ -267,17 +267,29 @@ class Searcher:
         return sorted(rows, key=weight, reverse=True)[:CANDIDATES]
 
     def _fuse_definitions(self, cands: dict[str, _Cand], intent: policy.Intent, pred) -> None:
-        """The chunks defining the names the query uses join the candidates (the store's symbol index), and
-        every candidate learns whether it defines one."""
+        """The chunks defining the names the query uses join the candidates, and every candidate learns
+        whether it defines one. The store's symbol index names most definitions; a class whose header the
+        chunker merged into its first method's chunk (`Request.__init__`) is found by its header line."""
         wanted = list(dict.fromkeys(n for name in intent.names
                                     for n in (name.replace("::", ".").replace("#", "."),
                                               re.split(r"\.|::|#", name)[-1])))
         found = self.store.identifier_lookup(wanted, DEFINITIONS, pred)
         rows = [r for n in wanted for r in found.get(n, [])]
-        rows.sort(key=lambda r: -rerank.definition_strength(r.get("symbol") or "", intent.names))
+        strength = {r["id"]: rerank.definition_strength(r.get("symbol") or "", intent.names) for r in rows}
+        headless = [n for n in intent.names if "." not in n and "::" not in n and "#" not in n
+                    and not any(strength.get(r["id"], 0) >= 1 for r in found.get(n, []))]
+        if headless:
+            phrases = [f"{kw} {n}" for n in headless for kw in policy.DEFINITION_KEYWORDS]
+            for n_rows in self.store.literal_lookup(phrases, DEFINITIONS, pred).values():
+                for r in n_rows:
+                    if any(policy.defines(r["text"], n) for n in headless):
+                        rows.append(r)
+                        strength[r["id"]] = 1.0
+        rows.sort(key=lambda r: -strength.get(r["id"], 0.0))
         self._fuse(cands, list({r["id"]: r for r in rows}.values()), weight=policy.DEFINITION_LIST_WEIGHT)
         for c in cands.values():
-            c.definition = rerank.definition_strength(c.row.get("symbol") or "", intent.names)
+            c.definition = max(strength.get(c.row["id"], 0.0),
+                               rerank.definition_strength(c.row.get("symbol") or "", intent.names))
 
     @staticmethod
     def _fuse(cands: dict[str, _Cand], rows: list[dict], weight: float = 1.0) -> None:
