@@ -29,8 +29,8 @@ DEFAULT_SPEC_GLOBS = (
 
 # Settings a repository's own files may not choose: where hippo writes and deletes (index_dir), what remote
 # it talks to (shared_index) and what it downloads (model). A cloned repo is untrusted input; these come
-# only from the environment (HIPPO_INDEX_DIR, HIPPO_SHARED_INDEX, HIPPO_MODEL).
-ENV_ONLY = frozenset({"index_dir", "shared_index", "model"})
+# only from the environment (HIPPO_INDEX_DIR, HIPPO_SHARED_INDEX, HIPPO_MODEL, HIPPO_RERANK_MODEL).
+ENV_ONLY = frozenset({"index_dir", "shared_index", "model", "rerank_model"})
 
 
 class UnsafeIndexDir(HippoError):
@@ -78,6 +78,7 @@ class Settings:
     spec_globs: tuple[str, ...] = DEFAULT_SPEC_GLOBS
     shared_index: str = ""  # s3://bucket/prefix for a team index (see docs/team.md)
     extra_ignores: tuple[str, ...] = field(default_factory=tuple)
+    rerank_model: str = ""  # a cross-encoder (fastembed name or local folder) reranking search; off when empty
 
     def index_path(self, root: Path) -> Path:
         from hippo.indexdir import index_path
@@ -111,6 +112,7 @@ RULES: dict[str, _Rule] = {
     "index_dir": _Rule("str"),
     "model": _Rule("str"),
     "shared_index": _Rule("str"),
+    "rerank_model": _Rule("str"),
     "max_file_bytes": _Rule("int", (1_000, 4_000_000), (1_000, 1_000_000_000)),
     "budget_chars": _Rule("int", (500, 40_000), (200, 2_000_000)),
     "default_k": _Rule("int", (1, 50), (1, 50)),

@@ -124,9 +124,13 @@ class CrossEncoderReranker:
 
     def scores(self, query: str, texts: Sequence[str]) -> list[float]:
         import math
+        import time
 
+        started = time.perf_counter()
         raw = list(self.engine.rerank(query, list(texts), batch_size=16))
-        return [1.0 / (1.0 + math.exp(-float(s))) for s in raw]
+        if texts:
+            _SPEED[self.model] = (time.perf_counter() - started) * 1000 / len(texts)
+        return [1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, float(s))))) for s in raw]
 
 
 def _register_local(folder) -> str:
@@ -143,6 +147,12 @@ def _register_local(folder) -> str:
 
 
 _LOADED: dict[str, CrossEncoderReranker] = {}
+_SPEED: dict[str, float] = {}  # model -> milliseconds per (query, text) pair, last measured
+
+
+def measured_ms_per_pair(model: str) -> float | None:
+    """How fast the loaded model scored its last batch; None when it is not loaded (or never ran)."""
+    return _SPEED.get(model) if model in _LOADED else None
 
 
 def cross_encoder(model: str, cache_dir: str | None = None, threads: int | None = None) -> CrossEncoderReranker:

@@ -161,14 +161,18 @@ class Searcher:
 
     # --- public ----------------------------------------------------------------------------------
     def search(self, query: str, *, keywords: Sequence[str] = (), globs: Sequence[str] = (), exact: bool = False,
-               k: int | None = None, budget_chars: int | None = None, mode: str = "hybrid") -> SearchResponse:
-        """Raises DamagedIndexError when the table files are damaged (the caller has the index rebuilt)."""
+               k: int | None = None, budget_chars: int | None = None, mode: str = "hybrid",
+               rerank_ms: int | None = None) -> SearchResponse:
+        """Raises DamagedIndexError when the table files are damaged (the caller has the index rebuilt).
+
+        `rerank_ms`: how long the configured cross-encoder may take (None: no limit; hooks pass their budget,
+        and a model not loaded yet is then skipped rather than loaded)."""
         with self.store.reading():
             return self._search(query, keywords=keywords, globs=globs, exact=exact, k=k,
-                                budget_chars=budget_chars, mode=mode)
+                                budget_chars=budget_chars, mode=mode, rerank_ms=rerank_ms)
 
     def _search(self, query: str, *, keywords: Sequence[str], globs: Sequence[str], exact: bool,
-                k: int | None, budget_chars: int | None, mode: str) -> SearchResponse:
+                k: int | None, budget_chars: int | None, mode: str, rerank_ms: int | None = None) -> SearchResponse:
         started = time.perf_counter()
         query = (query or "").strip()
         keywords = [kw.strip() for kw in keywords if kw and kw.strip()]
@@ -217,6 +221,8 @@ class Searcher:
             cands = {i: c for i, c in cands.items() if all(kw in c.row["text"] for kw in keywords)}
         total = len(cands)
         self._score(cands.values(), focus, keywords, qvec, phrases, intent)
+        if self.settings.rerank_model and cands:
+            self._cross_encode(list(cands.values()), focus, rerank_ms)
         hits, message, pointers = self._select(cands.values(), query, k, budget,
                                                query_terms(focus + " " + " ".join(keywords)))
         strategy = {"hybrid": "hybrid (semantic + keyword)", "vector": "semantic only",
@@ -340,6 +346,35 @@ class Searcher:
                                     symbol_words=rerank.words_in_name(r.get("symbol") or "", stems))
             scored = rerank.score(feats, intent)
             c.conf, c.final = scored.conf, scored.final
+
+    def _cross_encode(self, cands: list[_Cand], query: str, budget_ms: int | None) -> None:
+        """Blend the configured cross-encoder's score into the top candidates' (rankpolicy.CROSS_ENCODER_*).
+        Within a budget it reads only as many candidates as the last measured speed allows, and never loads
+        the model; a cross-encoder that fails leaves the feature ranking as it was."""
+        from hippo.errors import HippoError
+
+        top = sorted(cands, key=lambda c: (-c.final, c.row["path"], c.row["start_line"]))[:policy.CROSS_ENCODER_DEPTH]
+        n = len(top)
+        if budget_ms is not None:
+            per = rerank.measured_ms_per_pair(self.settings.rerank_model)
+            if per is None:
+                return
+            n = min(n, int(budget_ms / per))
+        if n < 2:
+            return
+        try:
+            enc = rerank.cross_encoder(self.settings.rerank_model, threads=self.settings.threads or None)
+            scores = enc.scores(query, [c.row["text"] for c in top[:n]])
+        except (HippoError, OSError, ValueError, RuntimeError) as exc:
+            from hippo.runtime import log
+
+            log(self.index_dir, "cross-encoder skipped", exc)
+            return
+        best = max(c.final for c in top[:n]) or 1.0
+        share = policy.CROSS_ENCODER_SHARE
+        for c, s in zip(top[:n], scores, strict=True):  # it vouches for relevance: rank and confidence
+            c.final = best * ((1 - share) * c.final / best + share * s)
+            c.conf = (1 - share) * c.conf + share * s
 
     def _select(self, cands, query: str, k: int, budget: int,
                 terms: set[str] = frozenset()) -> tuple[list[Hit], str | None, list[Candidate]]:
