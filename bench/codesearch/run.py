@@ -127,7 +127,7 @@ def run(a) -> dict:
             for t in symbols.build(gd, c.name, c.head):
                 if a.split not in (*keep, t.split):
                     continue
-                row = {"corpus": c.name, "query": t.query, "gold": [t.path, t.line], "systems": {}}
+                row = {"corpus": c.name, "split": t.split, "query": t.query, "gold": [t.path, t.line], "systems": {}}
                 for w in workers:
                     r = w.ask(root, t.query)
                     hits = r["hits"]
@@ -145,7 +145,7 @@ def run(a) -> dict:
                     n = def_line(f.read_text(errors="replace"), name) if f.is_file() else None
                     if n:
                         lines.append((path, n))
-                row = {"corpus": c.name, "query": q, "gold": lines, "systems": {}}
+                row = {"corpus": c.name, "split": split, "query": q, "gold": lines, "systems": {}}
                 for w in workers:
                     r = w.ask(root, q)
                     hits = r["hits"]
@@ -157,7 +157,7 @@ def run(a) -> dict:
             for t in wheretasks.build(gd, c.name, c.head, a.n):
                 if a.split not in (*keep, t.split):
                     continue
-                row = {"corpus": c.name, "query": t.query[:200], "gold": t.gold, "systems": {}}
+                row = {"corpus": c.name, "split": t.split, "query": t.query[:200], "gold": t.gold, "systems": {}}
                 for w in workers:
                     r = w.ask(root, t.query)
                     files = list(dict.fromkeys([h[0] for h in r["hits"]] + r["candidates"]))
@@ -174,6 +174,7 @@ def run(a) -> dict:
 
 
 def table(rows: dict[str, list[dict]]) -> str:
+    """One table per task kind (tune and held-out rows apart), then search latency."""
     out = []
     metrics = {"symbols": ("def1", "def3"), "how": ("code1", "code3"), "where": ("recall10", "mrr10")}
     for kind, rs in rows.items():
@@ -181,14 +182,18 @@ def table(rows: dict[str, list[dict]]) -> str:
             continue
         names = list(rs[0]["systems"])
         m1, m2 = metrics[kind]
-        out.append(f"\n{kind}\n| corpus | tasks | system | {m1} | {m2} |\n|---|---|---|---|---|")
-        by: dict[str, list[dict]] = {}
-        for r in rs:
-            by.setdefault(r["corpus"], []).append(r)
-        for cname, group in [*by.items(), ("all", rs)]:
-            for n in names:
-                out.append(f"| {cname} | {len(group)} | {n} | {mean(float(r['systems'][n][m1]) for r in group):.2f} | "
-                           f"{mean(float(r['systems'][n][m2]) for r in group):.2f} |")
+        out.append(f"\n{kind}\n| split | corpus | tasks | system | {m1} | {m2} |\n|---|---|---|---|---|---|")
+        for split in ("tune", "heldout"):
+            by: dict[str, list[dict]] = {}
+            for r in rs:
+                if r.get("split", "tune") == split:
+                    by.setdefault(r["corpus"], []).append(r)
+            every = [r for g in by.values() for r in g]
+            for cname, group in [*by.items(), ("all", every)] if every else []:
+                for n in names:
+                    out.append(f"| {split} | {cname} | {len(group)} | {n} | "
+                               f"{mean(float(r['systems'][n][m1]) for r in group):.2f} | "
+                               f"{mean(float(r['systems'][n][m2]) for r in group):.2f} |")
     every = [s for rs in rows.values() for r in rs for s in r["systems"].items() if s[0] != "bm25s-file"]
     out.append("\n| system | searches | p50 ms | p90 ms |\n|---|---|---|---|")
     for n in dict.fromkeys(k for k, _ in every):
@@ -207,7 +212,11 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=45, help="where-tasks per corpus")
     ap.add_argument("--baseline-ref", default=MAIN_REF)
     ap.add_argument("--out", default="")
+    ap.add_argument("--table-only", action="store_true", help="print the table of a finished --out file")
     a = ap.parse_args()
+    if a.table_only:
+        print(table(json.loads(Path(a.out).read_text())))
+        return
     rows = run(a)
     if a.out:
         Path(a.out).write_text(json.dumps(rows, indent=1))
