@@ -167,6 +167,8 @@ def run(a) -> dict:
                 row["systems"]["bm25s-file"] = {"recall10": answer.recall_at(files, t.gold),
                                                 "mrr10": answer.mrr_at(files, t.gold), "ms": 0.0, "files": files}
                 rows["where"].append(row)
+            if a.out:  # after every corpus: a long run interrupted keeps what it measured
+                Path(a.out).write_text(json.dumps(rows, indent=1))
     finally:
         for w in workers:
             w.close()
