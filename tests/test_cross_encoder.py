@@ -25,10 +25,9 @@ BOOSTED = "zebra"  # the only token the tiny model scores
 def build_model(folder):
     """A cross-encoder whose logit is the number of BOOSTED tokens in the pair: a real ONNX graph
     (Gather -> Mul by the mask -> ReduceSum) behind a real tokenizer.json."""
+    import numpy as np
     from onnx import TensorProto, helper, numpy_helper
     from tokenizers import Tokenizer, models, pre_tokenizers, processors
-
-    import numpy as np
 
     folder.mkdir(parents=True)
     weights = np.zeros((len(VOCAB), 1), dtype=np.float32)

@@ -37,8 +37,8 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from bench.where import answer, corpora  # noqa: E402
-from bench.where.baselines import StrongBM25Files  # noqa: E402
 from bench.where import tasks as taskgen  # noqa: E402
+from bench.where.baselines import StrongBM25Files  # noqa: E402
 
 BASELINE_REF = "49402fa90fc321b77266ab81f197b5f0d29ea4d8"  # main before candidates / file-level ranking
 K = 10

@@ -15,9 +15,8 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
-from hippo import pasted
+from hippo import pasted, rerank
 from hippo import rankpolicy as policy
-from hippo import rerank
 from hippo.config import Settings, load_settings
 from hippo.errors import BadQueryError, DamagedIndexError, NoIndexError
 from hippo.filerank import FileEvidence, rank_files
