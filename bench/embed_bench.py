@@ -58,7 +58,7 @@ def load_safetensors(path: Path) -> dict[str, np.ndarray]:
 
 def cold_load_seconds(env: dict[str, str], runs: int = 3) -> float:
     code = ("import time; t = time.perf_counter()\n"
-            "from hippo.embedding import load_embedder\n"
+            "from hippo.index.embedding import load_embedder\n"
             "load_embedder().embed_query('warm up')\n"
             "print(time.perf_counter() - t)")
     times = [float(subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
@@ -87,9 +87,9 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory(prefix="hippo-bench-") as home:
         os.environ["HIPPO_HOME"] = home
-        from hippo.embedding import build, load_embedder, prepare_model
-        from hippo.embedding.fastembedder import cpu_count
-        from hippo.embedding.ortpool import OrtPoolEmbedder
+        from hippo.index.embedding import build, load_embedder, prepare_model
+        from hippo.index.embedding.fastembedder import cpu_count
+        from hippo.index.embedding.ortpool import OrtPoolEmbedder
 
         rows: list[tuple[str, str]] = []
         t = time.perf_counter()
@@ -122,7 +122,7 @@ def main() -> None:
         sims = (int8 * fp32).sum(axis=1)
         rows.append(("cos int8 vs folded fp32 graph, 100 chunks (mean / min)", f"{sims.mean():.4f} / {sims.min():.4f}"))
         if args.reference_safetensors:
-            from hippo.embedding import graph
+            from hippo.index.embedding import graph
 
             config = json.loads((directory / "config.json").read_text())
             ref_path = Path(home) / "ref.onnx"

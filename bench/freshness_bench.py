@@ -23,8 +23,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
 
-from hippo.config import load_settings  # noqa: E402
-from hippo.indexer import Indexer  # noqa: E402
+from hippo.core.config import load_settings  # noqa: E402
+from hippo.index.indexer import Indexer  # noqa: E402
 
 TEXT_EXTS = {".py", ".pyi", ".md", ".rst", ".txt", ".c", ".h", ".js", ".ts", ".toml", ".cfg"}
 SKIP_DIRS = {"__pycache__", "tests", "test"}
@@ -90,7 +90,7 @@ def du(path: Path) -> int:
 
 
 def make_embedder(model: str):
-    from hippo.embedding import load_embedder
+    from hippo.index.embedding import load_embedder
 
     return load_embedder(model)
 
@@ -132,7 +132,7 @@ def bench_main(work: Path, files: int, model: str, out: dict) -> None:
 
 def bench_noop(work: Path, n: int, out: dict) -> None:
     """No-op cost on an n-file repo: in-process and as a `hippo index` command (cold interpreter)."""
-    from hippo.embedding.fake import FakeEmbedder
+    from hippo.index.embedding.fake import FakeEmbedder
 
     root = work / "noop"
     root.mkdir(parents=True)
@@ -158,7 +158,7 @@ def bench_noop(work: Path, n: int, out: dict) -> None:
 
 def bench_growth(work: Path, files: int, updates: int, model: str, out: dict) -> None:
     """db size after `updates` single-file index runs, under three pruning policies."""
-    from hippo.store import Store
+    from hippo.index.store import Store
 
     for policy in ("none", "margin", "all"):
         root = work / f"growth_{policy}"

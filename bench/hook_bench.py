@@ -99,7 +99,7 @@ def main() -> None:
             xs.append(ms)
         rows.append((name, statistics.median(xs), pct(xs, 0.95), len(out)))
 
-    from hippo.service.client import request
+    from hippo.surfaces.service.client import request
 
     if request(idx, {"op": "ping"}, timeout=1) is not None:
         sys.exit("a query server is already running for this repo: stop it first (cold numbers need none)")

@@ -321,7 +321,7 @@ def main() -> None:
 
     if "quality" not in skip:
         from bench.quality import run_quality
-        from hippo.embedding import load_embedder
+        from hippo.index.embedding import load_embedder
 
         t = time.perf_counter()
         emb = load_embedder()

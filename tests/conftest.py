@@ -1,7 +1,7 @@
 """Shared fixtures. Kept small and generic: module-specific helpers live in their own test files.
 
 Every test session runs with a private HOME and HIPPO_HOME (hooks log there, fastembed caches there),
-without the developer's HIPPO_* settings and with HIPPO_NO_SERVER=1; `models/` in it links to the real built model, so the
+without the developer's HIPPO_* settings and with HIPPO_SERVER=ask; `models/` in it links to the real built model, so the
 slow tests that load it do not rebuild it.
 """
 from __future__ import annotations
@@ -12,15 +12,16 @@ from pathlib import Path
 
 import pytest
 
-from hippo.config import Settings
-from hippo.embedding.paths import models_dir
+from hippo.core.config import Settings
+from hippo.index.embedding.paths import models_dir
+from hook_helpers import warm_server  # noqa: F401  (a fixture for every test module)
 from repo_helpers import GIT_ENV, git, write_files  # noqa: F401  (re-exported)
 
 GitRepoFactory = Callable[..., Path]
 
 # Environment switches that change what hippo does; a developer's shell may have any of them set.
 HIPPO_KNOBS = {f"HIPPO_{f.name.upper()}" for f in fields(Settings)} | {
-    "HIPPO_NO_SERVER", "HIPPO_NO_BACKGROUND_INDEX", "HIPPO_HOOK_COLD_BUDGET", "HIPPO_SERVER_IDLE",
+    "HIPPO_NO_SERVER", "HIPPO_SERVER", "HIPPO_NO_BACKGROUND_INDEX", "HIPPO_HOOK_COLD_BUDGET", "HIPPO_SERVER_IDLE",
     "HIPPO_VECTOR_INDEX_MIN_ROWS",
 }
 
@@ -42,8 +43,9 @@ def isolated_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     for name in HIPPO_KNOBS:
         mp.delenv(name, raising=False)
     # No detached query servers by default: an in-process `hippo search` or hook would otherwise leave
-    # one running for 30 minutes. Tests of the warm server start (and stop) theirs explicitly.
-    mp.setenv("HIPPO_NO_SERVER", "1")
+    # one running for 30 minutes. Tests of the warm server start (and stop) theirs explicitly; a running one
+    # is still asked.
+    mp.setenv("HIPPO_SERVER", "ask")
     mp.setenv("HIPPO_HOME", str(hippo_home))
     mp.setenv("HOME", str(base))
     mp.delenv("XDG_DATA_HOME", raising=False)
@@ -77,3 +79,33 @@ def git_repo(tmp_path: Path) -> GitRepoFactory:
         return root
 
     return make
+
+
+# --- `pytest --cpu-report`: which tests cost the most CPU (this process and the children it waited for) ---
+def pytest_addoption(parser):
+    parser.addoption("--cpu-report", action="store_true", help="print the 30 tests that used the most CPU time")
+
+
+_CPU: dict[str, float] = {}
+
+
+def _cpu_now() -> float:
+    import resource
+
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    start = _cpu_now()
+    yield
+    _CPU[item.nodeid] = _cpu_now() - start
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    if config.getoption("--cpu-report") and _CPU:
+        terminalreporter.section("CPU seconds per test (setup + call + teardown, waited-for children included)")
+        for nodeid, secs in sorted(_CPU.items(), key=lambda kv: -kv[1])[:30]:
+            terminalreporter.write_line(f"{secs:7.2f}  {nodeid}")
+        terminalreporter.write_line(f"{sum(_CPU.values()):7.2f}  total")

@@ -67,12 +67,12 @@ def hippo_in_process(args: list[str], cwd: Path | str | None = None, env: Mappin
 
     For tests whose point is what a command answers, not the process boundary: a `python -m hippo`
     subprocess pays interpreter start plus `import lancedb` (seconds on a busy machine) on every call.
-    Hooks go through `hippo.hooks.main.run` (the same function the entry point calls, minus its final
+    Hooks go through `hippo.surfaces.hooks.main.run` (the same function the entry point calls, minus its final
     `os._exit`); other commands through click's runner. An uncaught exception is re-raised, so a test
     that asserts "no traceback" fails with the real one.
     """
     if args[:1] == ["hook"]:
-        from hippo.hooks.main import MAX_STDIN, run
+        from hippo.surfaces.hooks.main import MAX_STDIN, run
 
         out = io.StringIO()
         with _environ(env), _cwd(cwd), contextlib.redirect_stdout(out):
@@ -80,10 +80,29 @@ def hippo_in_process(args: list[str], cwd: Path | str | None = None, env: Mappin
         return subprocess.CompletedProcess(args, code, out.getvalue().encode("utf-8"), b"")
     from click.testing import CliRunner
 
-    from hippo.cli import cli
+    from hippo.surfaces.cli import cli
 
     with _environ(env), _cwd(cwd):
         result = CliRunner().invoke(cli, args, input=stdin, prog_name="hippo")
     if result.exception is not None and not isinstance(result.exception, SystemExit):
         raise result.exception
     return subprocess.CompletedProcess(args, result.exit_code, result.stdout_bytes, result.stderr_bytes)
+
+
+def make_big_repo(root: Path, n: int) -> None:
+    root.mkdir(parents=True)
+    git(root, "init", "-q", "-b", "main")
+    git(root, "config", "user.name", "Test")
+    git(root, "config", "user.email", "test@example.com")
+    for i in range(n):
+        write_module(root, i, 0)
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "big")
+
+
+def write_module(root: Path, i: int, version: int) -> None:
+    path = root / f"pkg{i % 20}" / f"mod{i}.py"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    units = [f"def fn_{i}_{j}_{version}(x):\n    '''Step {j} of module {i}, v{version}.'''\n"
+             f"    y = x * {j + 1} + {i}\n    return y - {version}\n" for j in range(6)]
+    path.write_text("\n\n".join(units))

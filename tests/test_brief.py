@@ -1,12 +1,12 @@
-"""The SessionStart brief's extractors (hippo.brief) on small fixture repos: commands with their source,
+"""The SessionStart brief's extractors (hippo.push.brief) on small fixture repos: commands with their source,
 layout, conventions without process text, case-insensitive spec globs."""
 from __future__ import annotations
 
 import json
 
-from hippo.brief import commands, compose, conventions, layout
-from hippo.brief.repo import Repo
-from hippo.config import DEFAULT_SPEC_GLOBS
+from hippo.core.config import DEFAULT_SPEC_GLOBS
+from hippo.push.brief import commands, compose, conventions, layout
+from hippo.push.brief.repo import Repo
 
 
 def cmds_of(root) -> dict[str, list[tuple[str, str]]]:

@@ -5,11 +5,10 @@ from __future__ import annotations
 import json
 import re
 
-from hippo import session_state
-from hippo.service import client
+from hippo.push import session_state
+from hippo.surfaces.service import client
+from hook_helpers import LOADED_BOX_S, error_text, run_hook, warm_payload
 from repo_helpers import git
-from test_hooks import run_hook
-from test_hooks_warm import _error, _payload, warm_server  # noqa: F401  (fixture)
 
 
 def _ctx(proc) -> str:
@@ -55,18 +54,18 @@ def test_compact_resets_only_this_sessions_dedupe(git_repo):
     assert session_state.injected_keys(idx, "other") == {"b.py:1-5"}
 
 
-def test_repeat_failure_injects_again_after_compact(warm_server):  # noqa: F811
+def test_repeat_failure_injects_again_after_compact(warm_server):
     root, _ = warm_server
-    payload = _payload(root, _error(root, "py_traceback.txt"), session="cmp-1")
-    first = client.warm_hook("tool-failure", payload)[1]
+    payload = warm_payload(root, error_text(root, "py_traceback.txt"), session="cmp-1")
+    first = client.warm_hook("tool-failure", payload, timeout=LOADED_BOX_S)[1]
     assert first is not None
     ctx = _without_meta(first["hookSpecificOutput"]["additionalContext"])
-    again = client.warm_hook("tool-failure", payload)[1]
+    again = client.warm_hook("tool-failure", payload, timeout=LOADED_BOX_S)[1]
     assert again is None or _without_meta(again["hookSpecificOutput"]["additionalContext"]) != ctx  # deduped
     proc = run_hook("session-start", json.dumps({"cwd": str(root), "session_id": "cmp-1", "source": "compact",
                                                  "hook_event_name": "SessionStart"}))
     assert proc.returncode == 0 and "hippo" in _ctx(proc)
-    after = client.warm_hook("tool-failure", payload)[1]
+    after = client.warm_hook("tool-failure", payload, timeout=LOADED_BOX_S)[1]
     assert after is not None and _without_meta(after["hookSpecificOutput"]["additionalContext"]) == ctx
 
 

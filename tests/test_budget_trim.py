@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hippo.embedding.fake import FakeEmbedder
-from hippo.indexer import index_repo
-from hippo.results import Hit
-from hippo.search import TRUNCATION_MARK, Searcher, _apply_budget
+from hippo.index.embedding.fake import FakeEmbedder
+from hippo.index.indexer import index_repo
+from hippo.retrieval.results import Hit
+from hippo.retrieval.search import TRUNCATION_MARK, Searcher, _apply_budget
 from repo_helpers import git
 
 FILLER = [f"func (c *Context) Get{i}() int {{ return c.v{i} }}" for i in range(40)]

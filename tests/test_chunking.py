@@ -15,8 +15,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hippo.chunk import Chunk
-from hippo.chunking import MAX_CHUNK_CHARS, Budget, chunk_file, detect_language, split_lines
+from hippo.index.chunk import Chunk
+from hippo.index.chunking import MAX_CHUNK_CHARS, Budget, chunk_file, detect_language, split_lines
 
 FIXTURES = Path(__file__).parent / "fixtures" / "chunking"
 GOLDEN_CASES = sorted(
@@ -295,7 +295,7 @@ def test_detect_language(path: str, lang: str | None) -> None:
 
 
 def test_importing_chunking_does_not_load_tree_sitter() -> None:
-    code = ("import sys, hippo.chunking as c; c.chunk_file('a.md', '# x\\n'); "
+    code = ("import sys, hippo.index.chunking as c; c.chunk_file('a.md', '# x\\n'); "
             "c.chunk_file('a.txt', 'x\\n'); "
             "bad = [m for m in sys.modules if m.split('.')[0] in "
             "('tree_sitter', 'tree_sitter_language_pack', 'numpy', 'lancedb')]; print(bad)")

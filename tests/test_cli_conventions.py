@@ -5,31 +5,16 @@ from __future__ import annotations
 
 import io
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import click
 import pytest
 
+from cli_helpers import hippo, index_until_signal
 from helpers_index import sample_repo
-from hippo import cli
-from repo_helpers import hippo_in_process
+from hippo.surfaces import cli
 
-FAKE = {"HIPPO_MODEL": "fake", "HIPPO_NO_BACKGROUND_INDEX": "1"}
 REPO_COMMANDS = ["index", "search", "status", "init", "mcp", "serve", "publish"]
-
-
-def hippo(args: list[str], cwd: Path, env: dict | None = None, real: bool = False) -> subprocess.CompletedProcess:
-    """`hippo ARGS`, output captured (never a terminal), text decoded. In this interpreter unless `real`
-    (a `python -m hippo` process with piped stdout/stderr) when the process itself is the point."""
-    if real:
-        return subprocess.run([sys.executable, "-m", "hippo", *args], cwd=cwd, capture_output=True, text=True,
-                              env={**os.environ, **FAKE, **(env or {})}, timeout=300)
-    res = hippo_in_process(args, cwd, env={**FAKE, **(env or {})})
-    return subprocess.CompletedProcess(res.args, res.returncode, res.stdout.decode("utf-8", "replace"),
-                                       res.stderr.decode("utf-8", "replace"))
 
 
 @pytest.fixture
@@ -124,30 +109,11 @@ def test_ctrl_c_exits_130_and_sigterm_143(tmp_path: Path) -> None:
     """A real signal to the real CLI process, sent by the process itself at a known point (no timing)."""
     root = sample_repo(tmp_path)
     for sig, code in (("SIGINT", 130), ("SIGTERM", 143)):
-        res = _index_until_signal(root, sig, at="replace_files")
+        res = index_until_signal(root, sig, at="replace_files")
         assert res.returncode == code, (sig, res.returncode, res.stderr)
         assert "Traceback" not in res.stderr
         assert "Run `hippo index` to resume" in res.stderr
-
-
-DRIVER = """
-import os, signal, sys
-from hippo import cli, store
-sig, at = getattr(signal, sys.argv[1]), sys.argv[2]
-orig = getattr(store.Store, at)
-def interrupt(self, *a, **kw):
-    os.kill(os.getpid(), sig)  # delivered before the call returns to Python code
-    return orig(self, *a, **kw)
-setattr(store.Store, at, interrupt)
-sys.argv = ["hippo", *sys.argv[3:]]
-cli.main()
-"""
-
-
-def _index_until_signal(root: Path, sig: str, at: str, *args: str) -> subprocess.CompletedProcess:
-    """Run `hippo index ARGS` in a real process that signals itself when the indexer first calls Store.AT."""
-    return subprocess.run([sys.executable, "-c", DRIVER, sig, at, "index", "-C", str(root), *args],
-                          capture_output=True, text=True, env={**os.environ, **FAKE}, timeout=300)
+        assert "interrupted" not in res.stderr and "stopped (SIGTERM)" not in res.stderr  # one message, not two
 
 
 # ---------------------------------------------------------------- progress and skips
@@ -167,6 +133,48 @@ def test_progress_shows_elapsed_rate_and_a_real_eta() -> None:
     out = buf.getvalue()
     assert "25.0 chunks/s" in out and "eta 0:30" in out, out
     assert "-:--:--" not in out and "0:00:10" in out, out  # elapsed
+
+
+def test_a_finished_phase_stops_moving() -> None:
+    """Once embedding starts, the chunking row is done: its elapsed time and rate no longer change."""
+    from rich.console import Console
+
+    clock = {"t": 100.0}
+    buf = io.StringIO()
+    console = Console(file=buf, force_terminal=True, width=160, color_system=None)
+    bar, update = cli._progress_bar(False, console=console, get_time=lambda: clock["t"])
+    update("files", 0, 100)
+    clock["t"] += 4.0
+    update("files", 80, 100)  # 20 files unchanged: the phase ends short of its total
+    update("vectors", 0, 500)
+
+    def files_row() -> str:
+        buf.truncate(0)
+        buf.seek(0)
+        console.print(bar.get_renderable())
+        return next(line for line in buf.getvalue().splitlines() if "chunking files" in line)
+
+    first = files_row()
+    clock["t"] += 60.0
+    assert files_row() == first and "done" in first and "100/100" in first, first
+
+
+def test_first_run_says_the_model_is_being_prepared(tmp_path: Path, monkeypatch) -> None:
+    from hippo.index import embedding
+    from hippo.index.embedding.fake import FakeEmbedder
+    from hippo.index.indexer import Indexer
+
+    root = tmp_path / "r"
+    root.mkdir()
+    (root / "a.py").write_text("def a():\n    return 1\n")
+    seen = []
+    monkeypatch.setattr(embedding, "needs_preparing", lambda model: True)
+    ix = Indexer(root, progress=lambda phase, done, total: seen.append(phase))
+    ix._embedder = None
+    monkeypatch.setattr(Indexer, "embedder", lambda self: FakeEmbedder())
+    ix.run()
+    assert seen.index("model-prepare") < len(seen) - 1 and seen.count("model-prepare") == 1
+    assert "one time" in cli.MODEL_PREPARE
 
 
 def test_keyword_ready_notice_is_printed_when_vectors_remain(tmp_path: Path) -> None:
@@ -211,8 +219,8 @@ def test_skip_summary_wording() -> None:
 
 
 def test_repeated_full_runs_do_not_grow_the_index(tmp_path: Path) -> None:
-    from hippo.state import load_state
-    from hippo.store import Store
+    from hippo.index.state import load_state
+    from hippo.index.store import Store
 
     root = sample_repo(tmp_path)
     measured = []

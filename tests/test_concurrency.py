@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from hippo.indexer import chunks_for_file
-from test_kill import make_big_repo
+from hippo.index.indexer import chunks_for_file
+from repo_helpers import make_big_repo
 
 HOT = [f"hot/h{i}.py" for i in range(4)]
 ROUNDS = 12
@@ -45,8 +45,8 @@ def expected_sets() -> dict[str, list[list[list]]]:
 WRITER = textwrap.dedent("""
     import json, sys, time
     from pathlib import Path
-    from hippo.embedding.fake import FakeEmbedder
-    from hippo.indexer import index_repo
+    from hippo.index.embedding.fake import FakeEmbedder
+    from hippo.index.indexer import index_repo
     root, rounds = Path(sys.argv[1]), int(sys.argv[2])
     sys.path.insert(0, sys.argv[3])
     from test_concurrency import HOT, version_text
@@ -69,9 +69,9 @@ WRITER = textwrap.dedent("""
 READER = textwrap.dedent("""
     import json, sys, time
     from pathlib import Path
-    from hippo.embedding.fake import FakeEmbedder
-    from hippo.search import Searcher
-    from hippo.store import Filter
+    from hippo.index.embedding.fake import FakeEmbedder
+    from hippo.retrieval.search import Searcher
+    from hippo.index.store import Filter
     root, expected, stop = Path(sys.argv[1]), json.loads(Path(sys.argv[2]).read_text()), Path(sys.argv[3])
     s = Searcher(root, embedder=FakeEmbedder())
     Path(sys.argv[4]).touch()  # the index is open: the writer may start

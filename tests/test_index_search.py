@@ -7,11 +7,11 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from helpers_index import sample_repo
-from hippo.embedding.fake import FakeEmbedder
-from hippo.errors import BadQueryError, NoIndexError
-from hippo.indexer import index_repo
-from hippo.render import to_json, to_text, to_xml
-from hippo.search import Searcher
+from hippo.core.errors import BadQueryError, NoIndexError
+from hippo.index.embedding.fake import FakeEmbedder
+from hippo.index.indexer import index_repo
+from hippo.retrieval.render import to_json, to_text, to_xml
+from hippo.retrieval.search import Searcher
 from repo_helpers import git
 
 

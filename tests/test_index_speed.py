@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from hippo import discovery, gitutil, integrity
-from hippo.embedding.fake import FakeEmbedder
-from hippo.indexer import index_repo
-from hippo.state import load_state, save_state
+from hippo.core import gitutil, integrity
+from hippo.index import discovery
+from hippo.index.embedding.fake import FakeEmbedder
+from hippo.index.indexer import index_repo
+from hippo.index.state import load_state, save_state
 from repo_helpers import git, write_files
 
 BINARY = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)) * 4
@@ -189,7 +190,7 @@ def test_root_below_the_top_level_lists_relative_to_itself(git_repo):
     root = git_repo({"sub/a.py": "def a():\n    return 1\n", "other/b.py": "b = 1\n"})
     write_files(root, {"sub/new.py": "n = 1\n", "other/c.py": "c = 1\n"})
     assert not gitutil.is_toplevel(root / "sub") and gitutil.is_toplevel(root)
-    from hippo.config import load_settings
+    from hippo.core.config import load_settings
 
     disc = discovery.discover(root / "sub", load_settings(root / "sub"))
     assert sorted(f.path for f in disc.files) == ["a.py", "new.py"]
@@ -204,7 +205,7 @@ def test_noop_cli_imports_no_heavy_module(repo):
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "up to date" in proc.stdout
     imported = {line.split("|")[-1].strip() for line in proc.stderr.splitlines() if "|" in line}
-    for heavy in ("lancedb", "pyarrow", "numpy", "fastembed", "onnxruntime", "hippo.store", "hippo.chunking"):
+    for heavy in ("lancedb", "pyarrow", "numpy", "fastembed", "onnxruntime", "hippo.index.store", "hippo.index.chunking"):
         assert heavy not in imported, heavy
 
 
@@ -224,7 +225,7 @@ def test_clean_files_vouched_by_git_still_meet_the_path_and_size_rules(repo, mon
     files = load_state(repo / ".hippo").files
     assert "src/app.py" not in files and report.files_deleted == 1
     monkeypatch.setenv("HIPPO_MAX_FILE_BYTES", "1024")
-    from hippo.config import load_settings
+    from hippo.core.config import load_settings
 
     report = index_repo(repo, load_settings(repo), embedder=FakeEmbedder())
     state = load_state(repo / ".hippo")

@@ -16,13 +16,13 @@ from pathlib import Path
 import pytest
 
 from helpers_index import sample_repo
-from hippo.config import load_settings
-from hippo.errors import IndexLockedError
-from hippo.indexer import WriterLock, index_repo, run_key
-from hippo.service import client
-from hippo.state import load_state
+from hippo.core.config import load_settings
+from hippo.core.errors import IndexLockedError
+from hippo.index.indexer import WriterLock, index_repo, run_key
+from hippo.index.state import load_state
+from hippo.surfaces.service import client
+from index_checks import fresh_content, index_content
 from repo_helpers import git, hippo_in_process, write_files
-from test_freshness import fresh_content, index_content
 
 pytest.importorskip("lancedb")
 
@@ -36,7 +36,7 @@ def fake_model(monkeypatch):
 
 
 def _rows(root: Path) -> list[tuple]:
-    from hippo.store import Store
+    from hippo.index.store import Store
 
     idx = root / ".hippo"
     store = Store(idx, load_state(idx).dim)
@@ -60,7 +60,7 @@ class ThreadServer:
     """A real QueryServer for `root` on its real socket, served from a thread of this process."""
 
     def __init__(self, root: Path) -> None:
-        from hippo.service.server import QueryServer
+        from hippo.surfaces.service.server import QueryServer
 
         self.root = root
         self.srv = QueryServer(root, idle_s=30.0)

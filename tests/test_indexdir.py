@@ -1,4 +1,4 @@
-"""hippo.indexdir: one hippo_home, one index path, portable locks, atomic writes."""
+"""hippo.core.indexdir: one hippo_home, one index path, portable locks, atomic writes."""
 from __future__ import annotations
 
 import os
@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from hippo import indexdir
-from hippo.config import load_settings
+from hippo.core import indexdir
+from hippo.core.config import load_settings
 
 HOLDER = textwrap.dedent("""
     import sys
-    from hippo import indexdir
+    from hippo.core import indexdir
     fh = indexdir.open_lock(sys.argv[1])
     ok = indexdir.try_lock(fh, shared=sys.argv[2] == "shared")
     print("locked" if ok else "busy", flush=True)
@@ -161,8 +161,8 @@ def test_hippo_home(monkeypatch, tmp_path):
     assert indexdir.hippo_home() == Path.home() / "hh"
     monkeypatch.setenv("HIPPO_HOME", str(tmp_path))
     assert indexdir.hippo_home() == tmp_path
-    from hippo import runtime as common
-    from hippo.embedding import paths
+    from hippo.core import runtime as common
+    from hippo.index.embedding import paths
 
     assert paths.hippo_home is indexdir.hippo_home and common.hippo_home is indexdir.hippo_home
     assert paths.models_dir() == tmp_path / "models"

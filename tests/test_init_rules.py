@@ -8,9 +8,17 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from hippo.cli import cli
-from hippo.errors import HippoError
-from hippo.init_rules import BEGIN, END, RULES_FILE, condensed_rules, install_rules, rules_installed, rules_text
+from hippo.core.errors import HippoError
+from hippo.surfaces.cli import cli
+from hippo.surfaces.init_rules import (
+    BEGIN,
+    END,
+    RULES_FILE,
+    condensed_rules,
+    install_rules,
+    rules_installed,
+    rules_text,
+)
 
 USER_TEXT = "# My project\n\nRun `make test` before committing.\n"
 
@@ -72,6 +80,20 @@ def test_dry_run_writes_nothing(tmp_path: Path):
     assert "+" + BEGIN in res.diff
 
 
+def test_rules_are_never_installed_twice(tmp_path: Path):
+    """`init --rules-file` after `init` (or the other way round) says where the rules already are."""
+    install_rules(tmp_path)
+    with pytest.raises(HippoError, match="already in CLAUDE.md"):
+        install_rules(tmp_path, rules_file=True)
+    assert not (tmp_path / RULES_FILE).exists()
+    other = tmp_path / "other"
+    other.mkdir()
+    install_rules(other, rules_file=True)
+    with pytest.raises(HippoError, match=r"already in \.claude/rules/hippo\.md.*--rules-file"):
+        install_rules(other)
+    assert not (other / "CLAUDE.md").exists()
+
+
 def test_rules_file_mode_and_no_clobber(tmp_path: Path):
     res = install_rules(tmp_path, rules_file=True)
     assert res.path == tmp_path / RULES_FILE and res.action == "created"
@@ -118,7 +140,7 @@ def test_rules_installed_detection(tmp_path: Path):
 
 
 def test_rules_installed_is_stdlib_only(tmp_path: Path):
-    code = ("import sys; from hippo.init_rules import rules_installed; rules_installed(sys.argv[1]); "
+    code = ("import sys; from hippo.surfaces.init_rules import rules_installed; rules_installed(sys.argv[1]); "
             "bad = {'click', 'lancedb', 'fastembed', 'numpy', 'pyarrow', 'mcp'} & set(sys.modules); "
             "print(sorted(bad))")
     out = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, check=True)
@@ -139,4 +161,4 @@ def test_cli_init_dry_run_then_real(tmp_path: Path):
     (tmp_path / RULES_FILE).parent.mkdir(parents=True)
     (tmp_path / RULES_FILE).write_text("mine\n")
     res = runner.invoke(cli, ["init", "--rules-file", "--repo", str(tmp_path)])
-    assert res.exit_code == 2 and "not written by hippo" in res.output
+    assert res.exit_code == 2 and "already in CLAUDE.md" in res.output  # refused before any write

@@ -12,31 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from hippo.state import load_state
-from repo_helpers import git
-from test_freshness import assert_fresh, index_rows
+from hippo.index.state import load_state
+from index_checks import assert_fresh, index_rows
+from repo_helpers import make_big_repo, write_module
 
 FILES = 800
 pytestmark = pytest.mark.slow  # real `hippo index` processes killed at random moments
-
-
-def make_big_repo(root: Path, n: int = FILES) -> None:
-    root.mkdir(parents=True)
-    git(root, "init", "-q", "-b", "main")
-    git(root, "config", "user.name", "Test")
-    git(root, "config", "user.email", "test@example.com")
-    for i in range(n):
-        write_module(root, i, 0)
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "big")
-
-
-def write_module(root: Path, i: int, version: int) -> None:
-    path = root / f"pkg{i % 20}" / f"mod{i}.py"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    units = [f"def fn_{i}_{j}_{version}(x):\n    '''Step {j} of module {i}, v{version}.'''\n"
-             f"    y = x * {j + 1} + {i}\n    return y - {version}\n" for j in range(6)]
-    path.write_text("\n\n".join(units))
 
 
 def start_index(root: Path) -> subprocess.Popen:
@@ -70,7 +51,7 @@ def kill_when(proc: subprocess.Popen, ready, timeout: float = 60.0) -> bool:
 
 def test_sigkill_at_random_moments_then_rerun_equals_fresh(tmp_path):
     root = tmp_path / "big"
-    make_big_repo(root)
+    make_big_repo(root, FILES)
     rng = random.Random(1234)
     kills = 0
     # 1) in the middle of the keyword phase: some batches committed, the run not finished
@@ -126,8 +107,8 @@ def test_sigkill_then_rerun_again_is_a_noop(tmp_path, seed):
         p = start_index(root)
         _, err = p.communicate(timeout=300)
         assert p.returncode == 0, err.decode()
-    from hippo.embedding.fake import FakeEmbedder
-    from hippo.indexer import index_repo
+    from hippo.index.embedding.fake import FakeEmbedder
+    from hippo.index.indexer import index_repo
 
     emb = FakeEmbedder()
     report = index_repo(root, embedder=emb)

@@ -52,7 +52,7 @@ def test_version_matches_the_package():
 def test_path_hippo_with_compatible_version_wins(data, tmp_path):
     bindir = tmp_path / "bin"
     # A console script like pip writes: shebang = the interpreter that has hippo installed.
-    _wrapper(bindir / "hippo", "").write_text(f"#!{sys.executable}\nfrom hippo.cli import main\nmain()\n")
+    _wrapper(bindir / "hippo", "").write_text(f"#!{sys.executable}\nfrom hippo.surfaces.cli import main\nmain()\n")
     assert _which(data, path=f"{bindir}:{BASE_PATH}") == f"path {sys.executable}"
     proc = _run(["--version"], data, path=f"{bindir}:{BASE_PATH}")
     assert proc.returncode == 0 and proc.stdout.decode().strip() == f"hippo, version {hippo.__version__}"

@@ -2,54 +2,26 @@
 from __future__ import annotations
 
 import os
-import sys
 import xml.etree.ElementTree as ET
-from pathlib import Path
 
-import anyio
 import pytest
-from mcp import Client
-from mcp.client.stdio import StdioServerParameters
 
 from helpers_index import sample_repo
-from hippo.errors import BadQueryError
-from hippo.mcp_server import INPUT_SCHEMA, INSTRUCTIONS, TOOL_NAME, parse_arguments
+from hippo.core.errors import BadQueryError
+from hippo.surfaces.mcp_server import INPUT_SCHEMA, INSTRUCTIONS, TOOL_NAME, parse_arguments
+from mcp_helpers import run_session, tool_text
 
 # The tool schema of docs/plugin.md, verbatim in structure: four properties, only query required.
 SEED_PROPERTIES = {"query": "string", "keywords": "array", "file_pattern": "string",
                    "requires_exact_match": "boolean"}
 
 
-def _params(root: Path, **env: str) -> StdioServerParameters:
-    return StdioServerParameters(
-        command=sys.executable, args=["-m", "hippo", "mcp"], cwd=str(root),
-        env={"HIPPO_MODEL": "fake", "HIPPO_PROJECT_DIR": str(root), "PYTHONPATH": os.environ.get("PYTHONPATH", ""),
-             # the SDK passes only a few variables on: no detached query server unless a test asks for one
-             "HIPPO_NO_SERVER": "1", "HIPPO_HOME": os.environ.get("HIPPO_HOME", ""), **env},
-    )
-
-
-async def _session(root: Path, calls: list[dict], env: dict | None = None) -> tuple[list, str | None, list]:
-    async with Client(_params(root, **(env or {})), mode="legacy", read_timeout_seconds=60) as client:
-        tools = (await client.list_tools()).tools
-        results = []
-        for args in calls:
-            results.append(await client.call_tool(TOOL_NAME, args))
-        return tools, client.instructions, results
-
-
-def run_session(root: Path, calls: list[dict], env: dict | None = None):
-    return anyio.run(_session, root, calls, env)
-
-
-def _text(result) -> str:
-    return "".join(c.text for c in result.content if getattr(c, "type", "") == "text")
 
 
 @pytest.fixture(scope="module")
 def indexed_repo(tmp_path_factory):
-    from hippo.embedding.fake import FakeEmbedder
-    from hippo.indexer import index_repo
+    from hippo.index.embedding.fake import FakeEmbedder
+    from hippo.index.indexer import index_repo
 
     root = sample_repo(tmp_path_factory.mktemp("mcp"))
     index_repo(root, embedder=FakeEmbedder())
@@ -96,7 +68,7 @@ def test_protocol_round_trip(indexed_repo):
 
     ok = results[0]
     assert not ok.is_error
-    doc = ET.fromstring(_text(ok))  # well-formed seed XML
+    doc = ET.fromstring(tool_text(ok))  # well-formed seed XML
     assert doc.tag == "search_results"
     first = doc.find("result")
     assert first is not None and first.findtext("source_file") == "src/auth/tokens.py"
@@ -107,23 +79,23 @@ def test_protocol_round_trip(indexed_repo):
     assert any(a <= raise_line <= b for a, b in spans), spans
     assert doc.find("meta/total_hits") is not None
 
-    globbed = ET.fromstring(_text(results[1]))
+    globbed = ET.fromstring(tool_text(results[1]))
     files = [r.findtext("source_file") for r in globbed.findall("result")]
     assert files and all(f.startswith("src/") and f.endswith(".js") for f in files)
 
-    assert results[2].is_error and "empty" in _text(results[2])
-    assert results[3].is_error and "outside the repository" in _text(results[3])
+    assert results[2].is_error and "empty" in tool_text(results[2])
+    assert results[3].is_error and "outside the repository" in tool_text(results[3])
 
 
 def test_missing_index_is_a_tool_error(tmp_path):
     (tmp_path / "a.py").write_text("x = 1\n")
     _, _, results = run_session(tmp_path, [{"query": "anything"}])
     assert results[0].is_error
-    assert "no index" in _text(results[0]).lower() and "/rag-index" in _text(results[0])
+    assert "no index" in tool_text(results[0]).lower() and "/rag-index" in tool_text(results[0])
 
 
 def test_warm_searcher_is_reused_and_refreshed(indexed_repo):
-    from hippo.mcp_server import SearchService
+    from hippo.surfaces.mcp_server import SearchService
 
     made = []
 
@@ -137,7 +109,7 @@ def test_warm_searcher_is_reused_and_refreshed(indexed_repo):
             self.refreshed += 1
 
         def search(self, query, **kw):
-            from hippo.results import SearchResponse
+            from hippo.retrieval.results import SearchResponse
 
             self.calls.append((query, kw))
             return SearchResponse(query=query, meta={"total_hits": 0, "returned_hits": 0})

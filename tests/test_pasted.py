@@ -1,5 +1,5 @@
 """Pasted failure output becomes a focused query and message-template phrases."""
-from hippo import pasted
+from hippo.retrieval import pasted
 
 TRACEBACK = '''Exit code 1
 Traceback (most recent call last):

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from hippo.hooks.main import EVENTS
+from hippo.surfaces.hooks.main import EVENTS
 
 REPO = Path(__file__).resolve().parents[1]
 CLAUDE_VERSION = "2.1.332"
@@ -69,7 +69,7 @@ def test_every_hook_goes_through_the_launcher_in_exec_form():
     for event, _, h in _handlers():
         assert h["type"] == "command" and h["command"] == "bash"
         assert h["args"][:2] == ["${CLAUDE_PLUGIN_ROOT}/scripts/hippo", "hook"]
-        assert h["args"][2] in EVENTS, h  # a dispatcher event name hippo.hooks.main knows
+        assert h["args"][2] in EVENTS, h  # a dispatcher event name hippo.surfaces.hooks.main knows
         assert EVENTS[h["args"][2]] == event
         assert isinstance(h["timeout"], int) and 1 <= h["timeout"] <= 300
         seen.add(event)

@@ -5,8 +5,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hippo.errors import BadQueryError
-from hippo.rag_args import check_glob, parse_rag_args, tokenize
+from hippo.core.errors import BadQueryError
+from hippo.retrieval.rag_args import check_glob, parse_rag_args, tokenize
 
 
 def test_plain_query():

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from helpers_index import sample_repo
-from hippo.hooks.prompt_expansion import HARD_CAP, command_kind, handle, rag_context
-from hippo.results import Hit, SearchResponse
+from hippo.retrieval.results import Hit, SearchResponse
+from hippo.surfaces.hooks.prompt_expansion import HARD_CAP, command_kind, handle, rag_context
 from repo_helpers import hippo_in_process
 
 
@@ -73,8 +73,8 @@ def test_output_fits_the_hook_cap(tmp_path):
 
 @pytest.fixture(scope="module")
 def indexed_repo(tmp_path_factory):
-    from hippo.embedding.fake import FakeEmbedder
-    from hippo.indexer import index_repo
+    from hippo.index.embedding.fake import FakeEmbedder
+    from hippo.index.indexer import index_repo
 
     root = sample_repo(tmp_path_factory.mktemp("rag"))
     index_repo(root, embedder=FakeEmbedder())

@@ -22,7 +22,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 README = REPO / "README.md"
-EXPECTED_DEMO_TOP = "lib/hippo/discovery.py"  # where hippo decides which files to skip
+EXPECTED_DEMO_TOP = "lib/hippo/index/discovery.py"  # where hippo decides which files to skip
 NARROW = "tests/test_rag_args.py tests/test_cli_conventions.py -k 'dash_h or skip_summary or piped'"
 
 
@@ -54,9 +54,9 @@ def test_readme_has_the_two_commands_the_issue_asks_for() -> None:
 
 def test_the_demo_query_finds_its_answer_in_keyword_mode(tmp_path: Path) -> None:
     """Fast check of the demo on this repository (fake embedder, so the keyword side decides)."""
-    from hippo.embedding.fake import FakeEmbedder
-    from hippo.indexer import index_repo
-    from hippo.search import Searcher
+    from hippo.index.embedding.fake import FakeEmbedder
+    from hippo.index.indexer import index_repo
+    from hippo.retrieval.search import Searcher
 
     work = copy_repo(tmp_path / "hippo")
     emb = FakeEmbedder()

@@ -119,9 +119,9 @@ def test_mutation_recreates_and_refuses_a_moved_line(repo):
 def test_evaluate_case_end_to_end_on_a_real_index(repo, monkeypatch):
     """The runner's per-case path on a real hippo index (fake embedder): one failing run, one
     environment failure; scores, the BM25 cut and the summary table come out consistent."""
-    from hippo.embedding import load_embedder
-    from hippo.indexer import index_repo
-    from hippo.search import Searcher
+    from hippo.index.embedding import load_embedder
+    from hippo.index.indexer import index_repo
+    from hippo.retrieval.search import Searcher
 
     monkeypatch.setenv("HIPPO_HOME", str(repo.parent / "home"))
     emb = load_embedder("fake")

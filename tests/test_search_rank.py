@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from hippo import rankpolicy, rerank
-from hippo.embedding.fake import FakeEmbedder
-from hippo.indexer import index_repo
-from hippo.search import Searcher
+from hippo.index.embedding.fake import FakeEmbedder
+from hippo.index.indexer import index_repo
+from hippo.retrieval import rankpolicy, rerank
+from hippo.retrieval.search import Searcher
 from repo_helpers import git
 
 README = """# fetchy

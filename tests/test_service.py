@@ -1,4 +1,4 @@
-"""The warm per-repo service (hippo.service): one server answers the failure hook, `hippo search` and the
+"""The warm per-repo service (hippo.surfaces.service): one server answers the failure hook, `hippo search` and the
 MCP tool over its socket, and the one client falls back to answering in-process when the server is
 absent, refuses, or answers garbage. The server runs in a thread of this process (the process
 boundary matters only for the client: `hippo search` through a server must not import lancedb)."""
@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from helpers_index import sample_repo
-from hippo.service import client
-from hippo.service.host import WarmIndex
+from hippo.surfaces.service import client
+from hippo.surfaces.service.host import WarmIndex
 from repo_helpers import hippo_in_process
 
 pytest.importorskip("lancedb")
@@ -31,7 +31,7 @@ TRACEBACK = ('Exit code 1\nTraceback (most recent call last):\n  File "{root}/sr
 @pytest.fixture(scope="module")
 def indexed(tmp_path_factory):
     """The sample repo indexed with the fake embedder (HIPPO_MODEL=fake for every reader here)."""
-    from hippo.indexer import index_repo
+    from hippo.index.indexer import index_repo
 
     mp = pytest.MonkeyPatch()
     mp.setenv("HIPPO_MODEL", "fake")
@@ -49,7 +49,7 @@ def _ping(idx: Path) -> dict | None:
 @pytest.fixture
 def live_server(indexed):
     """A real QueryServer (real index, fake model) on its real socket, served from a thread."""
-    from hippo.service.server import QueryServer
+    from hippo.surfaces.service.server import QueryServer
 
     srv = QueryServer(indexed, idle_s=30.0)
     t = threading.Thread(target=srv.serve, daemon=True)
@@ -90,13 +90,13 @@ def test_cli_search_through_the_server_imports_no_lancedb(live_server):
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert _xml_files(proc.stdout)[0] == "src/auth/tokens.py"
     imported = _imports(proc.stderr)
-    for heavy in ("lancedb", "pyarrow", "numpy", "fastembed", "onnxruntime", "hippo.search", "hippo.store"):
+    for heavy in ("lancedb", "pyarrow", "numpy", "fastembed", "onnxruntime", "hippo.retrieval.search", "hippo.index.store"):
         assert heavy not in imported, heavy
     assert _served(root) == before + 1  # the server answered it
 
 
 def test_one_server_serves_hooks_mcp_and_cli(live_server):
-    from hippo.mcp_server import SearchService, call_tool
+    from hippo.surfaces.mcp_server import SearchService, call_tool
 
     root, _ = live_server
     pid = _ping(root / ".hippo")["pid"]
@@ -122,14 +122,14 @@ def test_one_server_serves_hooks_mcp_and_cli(live_server):
 
 @pytest.mark.slow  # a real `hippo mcp` process (~8 s on a busy box); test_one_server_... covers it in-process
 def test_mcp_stdio_forwards_to_the_server(live_server):
-    from test_mcp_server import _text, run_session
+    from mcp_helpers import run_session, tool_text
 
     root, _ = live_server
     before = _served(root)
     _, _, results = run_session(root, [{"query": "Token is too old", "keywords": ["TokenExpiredError"]},
                                        {"query": "x", "file_pattern": "../../etc/passwd"}])
-    assert not results[0].is_error and _xml_files(_text(results[0]))[0] == "src/auth/tokens.py"
-    assert results[1].is_error and "outside the repository" in _text(results[1])  # validated before forwarding
+    assert not results[0].is_error and _xml_files(tool_text(results[0]))[0] == "src/auth/tokens.py"
+    assert results[1].is_error and "outside the repository" in tool_text(results[1])  # validated before forwarding
     assert _served(root) == before + 1
 
 
@@ -181,11 +181,11 @@ def test_garbage_from_the_socket_falls_back_in_process(indexed, reply):
 
 
 def test_no_server_answers_in_process_and_leaves_one_warm(indexed, monkeypatch):
-    from hippo import runtime as common
+    from hippo.core import runtime as common
 
     started: list[list[str]] = []
     monkeypatch.setattr(common, "spawn_detached", lambda args, log_dir, cwd, env=None: started.append(args) or 1)
-    monkeypatch.delenv("HIPPO_NO_SERVER")
+    monkeypatch.setenv("HIPPO_SERVER", "auto")
     assert not (indexed / ".hippo" / "server.sock").exists()
     resp = client.search(indexed, {"query": "password hashing salt"})
     assert resp["hits"] and started == [["serve", "--root", str(indexed)]]
@@ -193,14 +193,16 @@ def test_no_server_answers_in_process_and_leaves_one_warm(indexed, monkeypatch):
     assert client.hook("tool-failure", {"tool_name": "Bash", "error": "Exit code 127\nbash: pnpmx: command not found",
                                         "cwd": str(indexed)}) is None
     assert len(started) == 1
-    monkeypatch.setenv("HIPPO_NO_SERVER", "1")
+    monkeypatch.setenv("HIPPO_SERVER", "ask")  # use one if it runs, never start one
+    client.search(indexed, {"query": "password hashing salt"})
+    monkeypatch.setenv("HIPPO_NO_SERVER", "1")  # the old spelling of HIPPO_SERVER=off
     client.search(indexed, {"query": "password hashing salt"})
     assert len(started) == 1
 
 
 def test_user_errors_from_the_server_are_raised_without_the_fallback(live_server, monkeypatch):
-    from hippo.errors import BadQueryError
-    from hippo.service import host
+    from hippo.core.errors import BadQueryError
+    from hippo.surfaces.service import host
 
     root, _ = live_server
 
@@ -247,8 +249,7 @@ def test_untrusted_sockets_and_oversized_requests_are_not_used(indexed, tmp_path
 def test_cli_search_leaves_a_server_warm_for_the_next_call(indexed):
     """Real processes: a cold `hippo search` answers, then a detached server comes up and answers the next."""
     idx = indexed / ".hippo"
-    env = {**os.environ, "HIPPO_MODEL": "fake", "HIPPO_SERVER_IDLE": "60"}
-    env.pop("HIPPO_NO_SERVER", None)
+    env = {**os.environ, "HIPPO_MODEL": "fake", "HIPPO_SERVER_IDLE": "60", "HIPPO_SERVER": "auto"}
     args = [sys.executable, "-m", "hippo", "search", "Token is too old", "-w", "TokenExpiredError", "--format", "xml"]
     cold = subprocess.run(args, cwd=indexed, capture_output=True, text=True, env=env, timeout=180)
     assert cold.returncode == 0 and _xml_files(cold.stdout)[0] == "src/auth/tokens.py"
@@ -281,7 +282,7 @@ def _meta(xml: str, key: str) -> str:
 def test_mcp_local_copy_is_dropped_once_the_server_answers(live_server):
     """The MCP server answered in-process while no server was up; when one is back it forwards again and
     lets its own open index go, so one process per repo holds LanceDB and the model."""
-    from hippo.mcp_server import SearchService, call_tool
+    from hippo.surfaces.mcp_server import SearchService, call_tool
 
     root, _ = live_server
     svc = SearchService(root)

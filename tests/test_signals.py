@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from hippo.diagnosis.signals import (
+from hippo.push.diagnosis.signals import (
     extract,
     message_literals,
     normalize_path,

@@ -9,13 +9,14 @@ from pathlib import Path
 
 import pytest
 
+from cli_helpers import hippo, index_until_signal
 from helpers_index import sample_repo
-from hippo.embedding.fake import FakeEmbedder
-from hippo.indexer import WriterLock, index_repo
-from hippo.search import Searcher
-from hippo.status import builder_pid, index_status
+from hippo.core.indexdir import IndexDir
+from hippo.index.embedding.fake import FakeEmbedder
+from hippo.index.indexer import WriterLock, index_repo
+from hippo.index.status import index_status
+from hippo.retrieval.search import Searcher
 from repo_helpers import git
-from test_cli_conventions import _index_until_signal, hippo
 
 ONE_BATCH = 256  # indexer.EMBED_WRITE_BATCH: more chunks than this leave the vectors partial when stopped
 
@@ -32,7 +33,7 @@ def many_files_repo(tmp_path: Path, n: int = ONE_BATCH + 60) -> Path:
 
 
 def status_json(root: Path) -> dict:
-    res = hippo(["status", "--json"], root)
+    res = hippo(["status", "-f", "json"], root)
     assert res.returncode == 0, res.stderr
     return json.loads(res.stdout)
 
@@ -41,7 +42,7 @@ def status_json(root: Path) -> dict:
 @pytest.mark.parametrize("sig,code", [("SIGINT", 130), ("SIGTERM", 143)])
 def test_a_stopped_vector_phase_says_run_index_not_being_built(tmp_path: Path, sig: str, code: int) -> None:
     root = many_files_repo(tmp_path)
-    res = _index_until_signal(root, sig, "update_vectors")
+    res = index_until_signal(root, sig, "update_vectors")
     assert res.returncode == code, res.stderr
     info = status_json(root)
     assert info["builder_pid"] is None
@@ -60,14 +61,14 @@ def test_a_live_builder_is_named_with_its_pid(tmp_path: Path) -> None:
     root = sample_repo(tmp_path)
     index_repo(root, embedder=FakeEmbedder(), vectors=False)
     index_dir = root / ".hippo"
-    assert builder_pid(index_dir) is None
+    assert IndexDir(index_dir).writer_pid() is None
     with WriterLock(index_dir, 1.0):  # what a running `hippo index` holds (it writes its pid into the lock)
-        assert builder_pid(index_dir) == os.getpid()
+        assert IndexDir(index_dir).writer_pid() == os.getpid()
         info = index_status(root)
         assert f"being built (pid {os.getpid()})" in info["vectors"], info["vectors"]
         meta = Searcher(root, embedder=FakeEmbedder()).search("retry backoff").meta
         assert f"being built (pid {os.getpid()})" in meta["index_status"]
-    assert builder_pid(index_dir) is None  # released: nobody builds any more
+    assert IndexDir(index_dir).writer_pid() is None  # released: nobody builds any more
 
 
 def test_no_vectors_is_called_keyword_only(tmp_path: Path) -> None:
@@ -88,7 +89,7 @@ def test_no_vectors_is_called_keyword_only(tmp_path: Path) -> None:
 def test_ctrl_c_early_in_full_is_not_indexed_before_the_first_commit(tmp_path: Path) -> None:
     root = sample_repo(tmp_path)
     assert hippo(["index", "-q"], root).returncode == 0
-    res = _index_until_signal(root, "SIGINT", "replace_files", "--full")
+    res = index_until_signal(root, "SIGINT", "replace_files", "--full")
     assert res.returncode == 130, res.stderr
     behind = status_json(root)["behind"]
     assert "before the first commit" not in behind

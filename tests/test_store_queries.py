@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from helpers_index import sample_repo
-from hippo.embedding.fake import FakeEmbedder
-from hippo.indexer import index_repo
-from hippo.state import load_state
-from hippo.store import Filter, Store
+from hippo.index.embedding.fake import FakeEmbedder
+from hippo.index.indexer import index_repo
+from hippo.index.state import load_state
+from hippo.index.store import Filter, Store
 
 LIB = Path(__file__).resolve().parent.parent / "lib" / "hippo"
 
@@ -26,7 +26,7 @@ def test_only_store_imports_lancedb():
                 names = [node.module]
             if any(n == "lancedb" or n.startswith("lancedb.") for n in names):
                 offenders.append(f"{path.relative_to(LIB)}:{node.lineno}")
-    assert offenders and all(o.startswith("store.py:") for o in offenders), offenders
+    assert offenders and all(o.startswith("index/store.py:") for o in offenders), offenders
 
 
 @pytest.fixture(scope="module")
@@ -111,7 +111,7 @@ def test_substring_scan_all_or_any_and_cached_copies(store):
 
 
 def test_nearest_and_fulltext_return_plain_rows(store):
-    from hippo.embedding.fake import fake_vector
+    from hippo.index.embedding.fake import fake_vector
 
     near = store.nearest(fake_vector("token expired error"), 3)
     assert len(near) == 3 and all(-1.0 <= r["_cos"] <= 1.0 for r in near)

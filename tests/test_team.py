@@ -16,13 +16,13 @@ from pathlib import Path
 import pytest
 
 from helpers_index import sample_repo
-from hippo import team
-from hippo.config import load_settings
-from hippo.embedding.fake import FakeEmbedder
-from hippo.errors import HippoError
-from hippo.indexer import index_repo
-from hippo.search import Searcher
-from hippo.state import load_state
+from hippo.core.config import load_settings
+from hippo.core.errors import HippoError
+from hippo.index.embedding.fake import FakeEmbedder
+from hippo.index.indexer import index_repo
+from hippo.index.state import load_state
+from hippo.retrieval.search import Searcher
+from hippo.sharing import team
 from repo_helpers import GIT_ENV, git, write_files
 
 pytestmark = pytest.mark.s3
@@ -89,7 +89,7 @@ def clone(src: Path, dest: Path) -> Path:
 
 def rows_of(index_dir: Path) -> dict[str, tuple]:
     """id -> every column that matters, vectors rounded (the comparison target of overlay correctness)."""
-    from hippo.store import Store
+    from hippo.index.store import Store
 
     state = load_state(index_dir)
     store = Store(index_dir, state.dim)

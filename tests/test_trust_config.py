@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "trust"))
 from trustkit import check_hook_output, git, hippo, session_payload  # noqa: E402
 
-from hippo.config import RULES, Settings, check_settings, load_settings  # noqa: E402
+from hippo.core.config import RULES, Settings, check_settings, load_settings  # noqa: E402
 
 CPUS = os.cpu_count() or 1
 HOSTILE = """\
@@ -159,7 +159,7 @@ VALUES = st.recursive(
 def test_any_toml_value_gives_valid_settings(table):
     import tempfile
 
-    from hippo.config import _read_config_file  # noqa: F401  (the file path is exercised above)
+    from hippo.core.config import _read_config_file  # noqa: F401  (the file path is exercised above)
 
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)

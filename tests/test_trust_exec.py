@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from hippo import runtime as common
-from hippo.hooks import prompt_expansion, session_start
-from hippo.service import client
+from hippo.core import runtime as common
+from hippo.surfaces.hooks import prompt_expansion, session_start
+from hippo.surfaces.service import client
 
 REPO = Path(__file__).resolve().parents[1]
 LAUNCHER = REPO / "scripts" / "hippo"
@@ -54,7 +54,7 @@ def ran(markers: Path) -> list[str]:
 
 def _env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONSAFEPATH", "HIPPO_LAUNCH_CWD")}
-    env.update({"HIPPO_MODEL": "fake", "HIPPO_NO_BACKGROUND_INDEX": "1", "HIPPO_NO_SERVER": "1"}, **extra)
+    env.update({"HIPPO_MODEL": "fake", "HIPPO_NO_BACKGROUND_INDEX": "1", "HIPPO_SERVER": "ask"}, **extra)
     return env
 
 
@@ -110,7 +110,7 @@ def test_launcher_version_probe_of_a_path_hippo_ignores_the_cwd(hostile, tmp_pat
     bindir = tmp_path / "bin"
     bindir.mkdir()
     script = bindir / "hippo"
-    script.write_text(f"#!{sys.executable}\nfrom hippo.cli import main\nmain()\n")
+    script.write_text(f"#!{sys.executable}\nfrom hippo.surfaces.cli import main\nmain()\n")
     script.chmod(0o755)
     proc = _launch(["--launcher-which"], root, PATH=f"{bindir}:/usr/bin:/bin")
     assert proc.stdout.decode().strip() == f"path {sys.executable}", proc.stderr
@@ -131,7 +131,7 @@ def test_background_index_and_warm_server_spawn_outside_the_repo(hostile, monkey
     assert (idx / "state.json").is_file(), (idx / "hippo.log").read_text(errors="replace")
     assert ran(markers) == []
 
-    monkeypatch.delenv("HIPPO_NO_SERVER")
+    monkeypatch.setenv("HIPPO_SERVER", "auto")
     pid = client.start_server(root, idx)
     assert pid
     deadline = time.monotonic() + 120

@@ -22,9 +22,9 @@ import pytest
 from click.testing import CliRunner
 
 from helpers_index import sample_repo
-from hippo.cli import cli
-from hippo.home_guard import is_home_or_above, refusal
-from hippo.hooks import prompt_expansion
+from hippo.core.home_guard import is_home_or_above, refusal
+from hippo.surfaces.cli import cli
+from hippo.surfaces.hooks import prompt_expansion
 
 SECRET_HISTORY = "mysql -u root -pHunter2Secret!\n"
 
@@ -86,8 +86,8 @@ def test_the_guard_covers_root_and_spares_projects_and_dotfile_repos(tmp_path, g
 
 @pytest.fixture(scope="module")
 def indexed_sample(tmp_path_factory):
-    from hippo.embedding.fake import FakeEmbedder
-    from hippo.indexer import index_repo
+    from hippo.index.embedding.fake import FakeEmbedder
+    from hippo.index.indexer import index_repo
 
     root = sample_repo(tmp_path_factory.mktemp("surrogate"))
     index_repo(root, embedder=FakeEmbedder())
@@ -178,8 +178,8 @@ RAW = (RLO, "\x1b", "\u200b")
 
 @pytest.fixture(scope="module")
 def bidi_repo(tmp_path_factory):
-    from hippo.embedding.fake import FakeEmbedder
-    from hippo.indexer import index_repo
+    from hippo.index.embedding.fake import FakeEmbedder
+    from hippo.index.indexer import index_repo
     from repo_helpers import git, write_files
 
     root = tmp_path_factory.mktemp("bidi") / f"proj{RLO}eman"

@@ -27,11 +27,11 @@ from trustkit import (  # noqa: E402
     snapshot,
 )
 
-from hippo.embedding.fake import FakeEmbedder  # noqa: E402
-from hippo.errors import BadQueryError  # noqa: E402
-from hippo.indexer import index_repo  # noqa: E402
-from hippo.mcp_server import SearchService, call_tool  # noqa: E402
-from hippo.search import Searcher  # noqa: E402
+from hippo.core.errors import BadQueryError  # noqa: E402
+from hippo.index.embedding.fake import FakeEmbedder  # noqa: E402
+from hippo.index.indexer import index_repo  # noqa: E402
+from hippo.retrieval.search import Searcher  # noqa: E402
+from hippo.surfaces.mcp_server import SearchService, call_tool  # noqa: E402
 
 EVENTS = ["session-start", "tool-failure", "session-end", "prompt-expansion", "no-such-event"]
 BAD_STDIN = {
@@ -106,8 +106,8 @@ def hostile_repo(tmp_path_factory):
 
 
 def _all_rows(root: Path) -> list[dict]:
-    from hippo.state import load_state
-    from hippo.store import Store
+    from hippo.index.state import load_state
+    from hippo.index.store import Store
 
     store = Store(root / ".hippo", load_state(root / ".hippo").dim)
     try:
@@ -157,8 +157,8 @@ def test_case_only_rename_matches_fresh(hostile_repo, tmp_path):
 
 
 def test_files_vanish_and_change_during_indexing(tmp_path, monkeypatch):
-    import hippo.discovery as discovery
-    from hippo import indexer
+    import hippo.index.discovery as discovery
+    from hippo.index import indexer
 
     root = tmp_path / "r"
     root.mkdir()

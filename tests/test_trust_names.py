@@ -60,7 +60,7 @@ def test_index_skips_and_reports_non_utf8_names(repo):
     assert sorted(state["files"]) == ["src/ok.py"]
     found = hippo(["search", "--format", "json", "good function", "-w", "good_function_here"], repo)
     assert found.returncode == 0 and json.loads(found.stdout)["results"][0]["path"] == "src/ok.py"
-    status = hippo(["status", "--json"], repo)
+    status = hippo(["status", "--format", "json"], repo)
     assert status.returncode == 0 and json.loads(status.stdout)["files"] == 1
     again = hippo(["index"], repo)  # a no-op; still says what it leaves out
     assert again.returncode == 0 and b"up to date" in again.stdout and NOTICE in again.stderr.decode()
@@ -77,11 +77,11 @@ def test_non_git_directory_walk_skips_them_too(tmp_path):
 
 def test_a_file_the_chunker_chokes_on_is_skipped_and_reported(tmp_path, monkeypatch):
     """Any per-file exception while chunking (here: a chunker bug on one file) skips that file, not the run."""
-    import hippo.chunking
-    from hippo.config import load_settings
-    from hippo.embedding.fake import FakeEmbedder
-    from hippo.indexer import index_repo
-    from hippo.state import load_state
+    import hippo.index.chunking
+    from hippo.core.config import load_settings
+    from hippo.index.embedding.fake import FakeEmbedder
+    from hippo.index.indexer import index_repo
+    from hippo.index.state import load_state
 
     root = tmp_path / "repo"
     root.mkdir()
@@ -90,14 +90,14 @@ def test_a_file_the_chunker_chokes_on_is_skipped_and_reported(tmp_path, monkeypa
     git(root, "init", "-q", "-b", "main")
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "init")
-    real = hippo.chunking.chunk_file
+    real = hippo.index.chunking.chunk_file
 
     def chunk_file(path, text, **kw):
         if path == "boom.py":
             raise RecursionError("maximum recursion depth exceeded")
         return real(path, text, **kw)
 
-    monkeypatch.setattr(hippo.chunking, "chunk_file", chunk_file)
+    monkeypatch.setattr(hippo.index.chunking, "chunk_file", chunk_file)
     report = index_repo(root, load_settings(root), embedder=FakeEmbedder())
     assert report.notices == ["skipped boom.py: it could not be chunked (RecursionError: maximum recursion "
                               "depth exceeded)"]

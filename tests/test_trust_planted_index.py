@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from hippo.config import load_settings
+from hippo.core.config import load_settings
 from repo_helpers import git, hippo_in_process, write_files
 
 
@@ -141,10 +141,10 @@ def planted(tmp_path):
 
 
 def test_planted_index_is_served_by_no_reader(planted, tmp_path):
-    from hippo.embedding.fake import FakeEmbedder
-    from hippo.mcp_server import SearchService, call_tool
-    from hippo.search import Searcher
-    from hippo.service.server import QueryServer
+    from hippo.index.embedding.fake import FakeEmbedder
+    from hippo.retrieval.search import Searcher
+    from hippo.surfaces.mcp_server import SearchService, call_tool
+    from hippo.surfaces.service.server import QueryServer
 
     root = planted
     assert b"git tracks files under" in _index(root).stderr  # the writer refuses it ...

@@ -16,10 +16,10 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "trust"))
 from trustkit import check_hook_output, failure_payload, git, hippo, make_repo, session_payload, traceback_error  # noqa: E402
 
-from hippo.config import Settings  # noqa: E402
-from hippo.embedding.fake import FakeEmbedder  # noqa: E402
-from hippo.repo_read import RefusedRead, RepoReader, read_regular  # noqa: E402
-from hippo.search import Searcher  # noqa: E402
+from hippo.core.config import Settings  # noqa: E402
+from hippo.core.repo_read import RefusedRead, RepoReader, read_regular  # noqa: E402
+from hippo.index.embedding.fake import FakeEmbedder  # noqa: E402
+from hippo.retrieval.search import Searcher  # noqa: E402
 
 HOOK_TIMEOUT = 60  # a reader blocked on a FIFO never returns; this turns that into a failure
 
@@ -180,7 +180,7 @@ def test_secret_name_lookup_equals_the_globs():
     import fnmatch
     import random
 
-    from hippo.repo_read import SECRET_GLOBS, is_secret_path
+    from hippo.core.repo_read import SECRET_GLOBS, is_secret_path
 
     deny = [g for g in SECRET_GLOBS if not g.startswith("!")]
     allow = [g[1:] for g in SECRET_GLOBS if g.startswith("!")]
@@ -213,7 +213,7 @@ def _capped(code: str, root: Path, stdin: bytes = b"") -> subprocess.CompletedPr
 def test_session_start_memory_file_check_never_blocks_or_reads_out(tmp_path, plant):
     """SessionStart looks for hippo's rules block in CLAUDE.md: a link to /dev/zero (it read until the
     kernel killed it at 20 GB) or a FIFO (it blocked) is skipped, while CLAUDE.md -> AGENTS.md counts."""
-    from hippo.init_rules import BEGIN_PREFIX
+    from hippo.surfaces.init_rules import BEGIN_PREFIX
 
     root = tmp_path / "repo"
     root.mkdir()
@@ -223,11 +223,11 @@ def test_session_start_memory_file_check_never_blocks_or_reads_out(tmp_path, pla
         os.symlink("/dev/zero", root / "CLAUDE.md")
     else:
         os.mkfifo(root / "CLAUDE.md")
-    check = ("from pathlib import Path; from hippo.init_rules import rules_installed; "
+    check = ("from pathlib import Path; from hippo.surfaces.init_rules import rules_installed; "
              f"print(rules_installed(Path({str(root)!r}), home=Path({str(tmp_path / 'home')!r})))")
     proc = _capped(check, root)
     assert proc.stdout.decode().strip() == "False", proc.stderr.decode()[-500:]
-    hook = _capped("from hippo.hooks.main import main; main(['session-start'])", root,
+    hook = _capped("from hippo.surfaces.hooks.main import main; main(['session-start'])", root,
                    stdin=session_payload(root, "startup"))
     assert hook.returncode == 0
     assert "zebra-readme-visible" in json.loads(hook.stdout)["hookSpecificOutput"]["additionalContext"]

@@ -26,8 +26,9 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from hippo import pasted, secrets, textutil
-from hippo.diagnosis import gate, signals
+from hippo.core import secrets, textutil
+from hippo.push.diagnosis import gate, signals
+from hippo.retrieval import pasted
 
 SLOW_BEFORE = "Exit code 1\n" + ("at" + " " * 1500 + "\n") * 6  # 130 s on main, a few ms now
 ONE_LINE = "Exit code 1\nat" + " " * 1500  # 21.6 s on main
@@ -38,7 +39,11 @@ ATOMS = [" ", "\t", "at ", "at", "    at ", "(", ")", "((", "))", ":", ":1", ":1
          "Traceback (most recent call last):\n", "  Traceback (most recent call last):\n", "not ok 1 - t\n",
          "[", "]", "[ERROR] a.b ", "<", ">", "$", "+0x1", "\\", "file://", ":line ", "Exception", "token=",
          "password: ", "aws_secret_access_key=", "https://u:", "@", "-----BEGIN RSA PRIVATE KEY-----", "sk-",
-         "ghp_", "eyJ", "Bearer ", "src/a.eslint.js\n", "  1:1  error  x  ", "E123 ", "\r", "\x1b[", "9"]
+         "ghp_", "eyJ", "Bearer ", "src/a.eslint.js\n", "  1:1  error  x  ", "E123 ", "\r", "\x1b[", "9",
+         # issue 19's rules: netrc, curl/httpie, headers, cookies, XML, auth pairs, DSNs, vendor prefixes
+         "machine ", "login a ", "password ", "curl -u ", "http -a ", "X-Api-Key: ", "Cookie: a=", "<password>",
+         "</password>", 'key="a" value="', 'auth=("a", ', "@tcp(", ":5432:", "hvs.", ":AA", "LS0tLS1CRUdJTi",
+         "live_", "0a1b2c3d", "a1B2c3D4", ".atlasv1.", "-us1", "://", "AAAA"]
 
 # Runs of atoms: long enough to trigger backtracking, short enough that a linear pattern takes milliseconds.
 pathological = st.lists(st.tuples(st.sampled_from(ATOMS), st.integers(1, 700)), min_size=1, max_size=10).map(
@@ -94,7 +99,7 @@ def _run_python(code: str, timeout: float, **env: str) -> subprocess.CompletedPr
 
 @pytest.mark.parametrize("text", [SLOW_BEFORE, ONE_LINE], ids=["six-lines", "one-line"])
 def test_known_bad_output_is_parsed_at_once(text):
-    code = ("import json, sys\nfrom hippo.diagnosis.signals import extract\n"
+    code = ("import json, sys\nfrom hippo.push.diagnosis.signals import extract\n"
             "sig = extract(json.loads(sys.argv[1]) if len(sys.argv) > 1 else json.load(sys.stdin))\n"
             "print(sig.exit_code)")
     proc = subprocess.run([sys.executable, "-c", code], input=json.dumps(text), capture_output=True, text=True,
@@ -103,11 +108,16 @@ def test_known_bad_output_is_parsed_at_once(text):
 
 
 @pytest.mark.parametrize("atom, times", [("sk-", 100_000), ("eyJ", 100_000),
-                                         ("-----BEGIN RSA PRIVATE KEY-----\n", 20_000)],
-                         ids=["openai-prefix", "jwt-prefix", "pem-begin-lines"])
+                                         ("-----BEGIN RSA PRIVATE KEY-----\n", 20_000),
+                                         ("machine a login b password c\n", 30_000), ("curl -u ", 100_000),
+                                         ("X-Api-Key: ", 60_000), ("cookie: a=bbbbbbbbbbbbb;", 30_000),
+                                         ('key="a" value="', 50_000), ("token: str = ", 60_000),
+                                         ("://" + "a" * 40 + "@", 20_000)],
+                         ids=["openai-prefix", "jwt-prefix", "pem-begin-lines", "netrc", "curl-user", "api-key-header",
+                              "cookie-pairs", "xml-key-value", "annotated-assignment", "url-user"])
 def test_redacting_a_hostile_file_is_linear(atom, times):
     """The indexer redacts whole files (up to 1 MB): these took minutes to an hour on main, ~1 s now."""
-    code = f"from hippo.secrets import redact\nredact({atom!r} * {times})\nprint('ok')"
+    code = f"from hippo.core.secrets import redact\nredact({atom!r} * {times})\nprint('ok')"
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=20, cwd="/")
     assert proc.stdout.strip() == "ok", proc.stderr
 

@@ -126,8 +126,8 @@ def test_failure_hook_stays_silent_and_leaves_the_rebuild_to_the_indexer(repo, e
 def test_warm_server_drops_its_handle_and_triggers_the_rebuild(repo, expected, damage, monkeypatch):
     """A server started over damaged files (the next session) stays silent, marks the index and serves again
     once it is rebuilt; one that was already warm (pages cached) keeps answering and moves to the rebuild."""
-    from hippo.embedding.fake import FakeEmbedder
-    from hippo.service.server import QueryServer
+    from hippo.index.embedding.fake import FakeEmbedder
+    from hippo.surfaces.service.server import QueryServer
 
     monkeypatch.setenv("HIPPO_NO_BACKGROUND_INDEX", "1")
 
@@ -152,9 +152,9 @@ def test_warm_server_drops_its_handle_and_triggers_the_rebuild(repo, expected, d
 
 
 def test_mcp_tool_reports_damage_in_one_message_and_triggers_the_rebuild(repo, monkeypatch):
-    from hippo.embedding.fake import FakeEmbedder
-    from hippo.mcp_server import SearchService, call_tool
-    from hippo.search import Searcher
+    from hippo.index.embedding.fake import FakeEmbedder
+    from hippo.retrieval.search import Searcher
+    from hippo.surfaces.mcp_server import SearchService, call_tool
 
     monkeypatch.setenv("HIPPO_NO_BACKGROUND_INDEX", "1")
     service = SearchService(repo, lambda r: Searcher(r, embedder=FakeEmbedder()))

@@ -19,11 +19,11 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "trust"))
 from trustkit import check_hook_output, failure_payload, git, hippo_in_process, session_payload  # noqa: E402
 
-from hippo.embedding.fake import FakeEmbedder  # noqa: E402
-from hippo.mcp_server import SearchService, call_tool  # noqa: E402
-from hippo.render import to_json, to_text, to_xml  # noqa: E402
-from hippo.search import Searcher  # noqa: E402
-from hippo.secrets import redact  # noqa: E402
+from hippo.core.secrets import redact  # noqa: E402
+from hippo.index.embedding.fake import FakeEmbedder  # noqa: E402
+from hippo.retrieval.render import to_json, to_text, to_xml  # noqa: E402
+from hippo.retrieval.search import Searcher  # noqa: E402
+from hippo.surfaces.mcp_server import SearchService, call_tool  # noqa: E402
 from test_secrets import planted_corpus, planted_gaps  # noqa: E402  (the secrets module's generators)
 
 PLACES = {"settings.py": "src/app/settings.py", "config.js": "src/web/config.js",
@@ -101,8 +101,8 @@ def test_corpus_is_big_and_varied():
 
 
 def test_no_secret_in_the_stored_index(secret_repo):
-    from hippo.state import load_state
-    from hippo.store import Store
+    from hippo.index.state import load_state
+    from hippo.index.store import Store
 
     root, secrets = secret_repo
     store = Store(root / ".hippo", load_state(root / ".hippo").dim)

@@ -24,7 +24,6 @@ def test_soak_server_stays_flat_under_mixed_load(tmp_path, monkeypatch):
     monkeypatch.setenv("HIPPO_HOME", str(tmp_path / "home"))
     for k, v in trustkit.QUIET_ENV.items():
         monkeypatch.setenv(k, v)
-    monkeypatch.delenv("HIPPO_NO_SERVER")  # in-process hooks must use the live server
     root = trustkit.make_repo(tmp_path / "repo", files=60)
     assert trustkit.hippo(["index", "--quiet"], root).returncode == 0
     fig = soaklib.soak(root, requests=REQUESTS, hook_procs=10, update_every=100, seed=3)

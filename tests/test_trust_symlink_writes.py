@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from hippo.cli import cli
-from hippo.init_rules import BEGIN, RULES_FILE, install_rules
+from hippo.surfaces.cli import cli
+from hippo.surfaces.init_rules import BEGIN, RULES_FILE, install_rules
 from repo_helpers import GIT_ENV
 
 VICTIM_TEXT = "export PATH=/usr/bin  # the user's own file outside the project\n"
@@ -130,7 +130,7 @@ def test_existing_file_keeps_its_permissions(tmp_path):
 # --- the other writers: logs, session state, the server lock --------------------------------------------
 
 def test_spawn_log_link_is_not_followed(tmp_path, outside):
-    from hippo.runtime import spawn_detached
+    from hippo.core.runtime import spawn_detached
 
     before = _snapshot(outside)
     idx = tmp_path / "idx"
@@ -141,8 +141,8 @@ def test_spawn_log_link_is_not_followed(tmp_path, outside):
 
 
 def test_hook_log_and_session_state_replace_links_instead_of_following_them(tmp_path, outside):
-    from hippo import session_state
-    from hippo.runtime import log
+    from hippo.core.runtime import log
+    from hippo.push import session_state
 
     before = _snapshot(outside)
     idx = tmp_path / "idx"
@@ -156,7 +156,7 @@ def test_hook_log_and_session_state_replace_links_instead_of_following_them(tmp_
 
 
 def test_server_lock_link_is_not_followed(tmp_path, outside, monkeypatch):
-    from hippo.service.server import QueryServer
+    from hippo.surfaces.service.server import QueryServer
 
     monkeypatch.delenv("HIPPO_INDEX_DIR", raising=False)
     root = tmp_path / "r"

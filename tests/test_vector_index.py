@@ -1,10 +1,10 @@
 """Big tables get an IVF_PQ vector index; search keeps finding the same things through it."""
 from __future__ import annotations
 
-import hippo.store as store_mod
-from hippo.embedding.fake import FakeEmbedder
-from hippo.indexer import index_repo
-from hippo.search import Searcher
+import hippo.index.store as store_mod
+from hippo.index.embedding.fake import FakeEmbedder
+from hippo.index.indexer import index_repo
+from hippo.retrieval.search import Searcher
 from repo_helpers import git, write_files
 
 

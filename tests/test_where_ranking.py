@@ -3,13 +3,13 @@ from __future__ import annotations
 
 import pytest
 
-from hippo.embedding.fake import FakeEmbedder
-from hippo.filerank import path_terms, rank_files
-from hippo.indexer import index_repo
-from hippo.render import to_xml
-from hippo.results import SearchResponse
-from hippo.search import Searcher
-from hippo.textutil import query_terms
+from hippo.core.textutil import query_terms
+from hippo.index.embedding.fake import FakeEmbedder
+from hippo.index.indexer import index_repo
+from hippo.retrieval.filerank import path_terms, rank_files
+from hippo.retrieval.render import to_xml
+from hippo.retrieval.results import SearchResponse
+from hippo.retrieval.search import Searcher
 from repo_helpers import git
 
 
@@ -148,7 +148,7 @@ def test_candidates_are_other_files_than_the_snippets_and_point_at_real_lines(re
 
 
 def test_pointers_never_make_the_answer_longer_than_k_full_results(repo):
-    from hippo.search import RESULT_SLOT_CHARS, _pointers_cost
+    from hippo.retrieval.search import RESULT_SLOT_CHARS, _pointers_cost
 
     for k, budget in ((1, 300), (2, 500), (8, 8000)):
         resp = repo.search("retry policy backoff delays", k=k, budget_chars=budget)
@@ -160,9 +160,9 @@ def test_pointers_never_make_the_answer_longer_than_k_full_results(repo):
 
 
 def test_late_repeat_blocks_make_room_for_pointers_but_the_first_five_stay():
-    from hippo.filerank import FileEvidence
-    from hippo.results import Hit
-    from hippo.search import PROTECTED_HITS, _make_room_for_pointers
+    from hippo.retrieval.filerank import FileEvidence
+    from hippo.retrieval.results import Hit
+    from hippo.retrieval.search import PROTECTED_HITS, _make_room_for_pointers
 
     def hit(i: int, path: str) -> Hit:
         return Hit(id=str(i), path=path, start_line=i * 10 + 1, end_line=i * 10 + 9, language="python",

@@ -86,7 +86,7 @@ def covers(hit: list, path: str, line: int) -> bool:
 
 
 def prepare(corpus, repos: Path, cache: Path, where_cache: Path | None, embedder) -> Path:
-    from hippo.indexer import index_repo
+    from hippo.index.indexer import index_repo
 
     root = cache / "head" / corpus.name
     if not (root / ".git").exists():
@@ -104,9 +104,9 @@ def prepare(corpus, repos: Path, cache: Path, where_cache: Path | None, embedder
 
 
 def run(a) -> dict:
-    from hippo.config import load_settings
-    from hippo.embedding import load_embedder
-    from hippo.state import load_state
+    from hippo.core.config import load_settings
+    from hippo.index.embedding import load_embedder
+    from hippo.index.state import load_state
 
     cache = Path(a.cache).expanduser()
     embedder = load_embedder()

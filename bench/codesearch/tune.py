@@ -1,4 +1,4 @@
-"""Fit the reranker's weights (hippo.rankpolicy) on the tuning split only.
+"""Fit the reranker's weights (hippo.retrieval.rankpolicy) on the tuning split only.
 
     python -m bench.codesearch.tune --cache DIR [--corpora a,b] [--rounds 2]
 
@@ -40,7 +40,7 @@ GRID = {
 
 def capture(searcher, query: str):
     """The fused candidates of one search, before the second stage, and the arguments to replay it."""
-    from hippo import search as S
+    from hippo.retrieval import search as S
 
     box: dict = {}
     orig = S.Searcher._score
@@ -60,7 +60,7 @@ def capture(searcher, query: str):
 
 def replay(searcher, query: str, box: dict):
     """Hits and pointers for the captured candidates under the current rankpolicy values."""
-    from hippo.textutil import query_terms
+    from hippo.core.textutil import query_terms
 
     if "cands" not in box:
         return [], []
@@ -72,8 +72,8 @@ def replay(searcher, query: str, box: dict):
 
 
 def main() -> None:
-    from hippo import rankpolicy
-    from hippo.search import Searcher
+    from hippo.retrieval import rankpolicy
+    from hippo.retrieval.search import Searcher
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repos", required=True)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 def main() -> None:
     import hippo
-    from hippo.search import Searcher
+    from hippo.retrieval.search import Searcher
 
     print(json.dumps({"hippo": str(Path(hippo.__file__).parent)}), flush=True)
     open_: dict[str, Searcher] = {}

@@ -58,9 +58,9 @@ def gate(hook: systems.HippoErrorHook, error_tasks: list, irrelevant: list) -> d
 
 def run(workdir: Path, quick: bool, embedder=None, limit: int | None = None, log=print,
         corpus_specs=corpora.CORPORA) -> dict:
-    from hippo.embedding import load_embedder
-    from hippo.indexer import index_repo
-    from hippo.search import Searcher
+    from hippo.index.embedding import load_embedder
+    from hippo.index.indexer import index_repo
+    from hippo.retrieval.search import Searcher
 
     limit = limit or (40 if quick else 150)
     embedder = embedder or load_embedder()

@@ -1,6 +1,6 @@
 """The retrieval systems compared, behind one interface: `search(query) -> list[Result]` (best first).
 
-- hippo hybrid / vector / keyword: `hippo.search.Searcher` with its defaults (k=10, the default budget).
+- hippo hybrid / vector / keyword: `hippo.retrieval.search.Searcher` with its defaults (k=10, the default budget).
 - hippo error hook: the PostToolUseFailure path (signals -> pre-gate -> diagnose), error tasks only.
 - bm25-files / bm25-windows: Okapi BM25 (rank-bm25) over whole files / 50-line windows (stride 25).
 - grep: what an agent does with grep alone: distinctive terms and 4-word phrases of the query,
@@ -186,9 +186,9 @@ class HippoErrorHook:
         self.searcher = searcher
 
     def search(self, query: str, command: str = "") -> list[Result]:
-        from hippo.diagnosis.gate import pre_gate
-        from hippo.diagnosis.pipeline import diagnose
-        from hippo.diagnosis.signals import extract
+        from hippo.push.diagnosis.gate import pre_gate
+        from hippo.push.diagnosis.pipeline import diagnose
+        from hippo.push.diagnosis.signals import extract
 
         root = str(self.searcher.root)
         if not pre_gate(extract(query, cwd=root, root=root), command).inject:

@@ -78,7 +78,7 @@ def make_variant(work: Path, case: dict) -> None:
 
 def hook(work: Path, case: dict, searcher, error: str, cwd: Path) -> tuple[dict | None, dict | None, float]:
     """(hook output, the diagnose response it used, seconds): the in-process PostToolUseFailure path."""
-    from hippo.hooks.failure import diagnose, handle
+    from hippo.surfaces.hooks.failure import diagnose, handle
 
     box: dict = {}
 
@@ -253,9 +253,9 @@ def main(argv: list[str] | None = None) -> int:
         doc = json.loads(args.report.read_text())
         print(render(summarise(doc["cases"]), doc["meta"]))
         return 0
-    from hippo.embedding import load_embedder
-    from hippo.indexer import index_repo
-    from hippo.search import Searcher
+    from hippo.index.embedding import load_embedder
+    from hippo.index.indexer import index_repo
+    from hippo.retrieval.search import Searcher
 
     cases = [c for c in load_cases() if (not args.kind or c["kind"] in args.kind)
              and (not args.repo or c["repo"] in args.repo) and (not args.case or c["id"] in args.case)]

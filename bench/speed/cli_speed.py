@@ -123,7 +123,7 @@ def index(root: Path) -> float:
 
 
 def start_server(root: Path) -> subprocess.Popen:
-    from hippo.service.client import request
+    from hippo.surfaces.service.client import request
 
     server = subprocess.Popen([sys.executable, "-m", "hippo", "serve", "--root", str(root), "--idle", "600"],
                               cwd=root, env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -148,7 +148,7 @@ Row = tuple[str, list[float], list[float], str]  # name, wall ms, CPU ms, note
 
 
 def bench_search(root: Path, target_chunks: int, runs: int) -> list[Row]:
-    from hippo.service.client import server_running
+    from hippo.surfaces.service.client import server_running
 
     idx = root / ".hippo"
     if server_running(idx):
@@ -191,7 +191,7 @@ def bench_search(root: Path, target_chunks: int, runs: int) -> list[Row]:
 
 
 def bench_index(root: Path, target_files: int, runs: int) -> list[Row]:
-    from hippo.service.client import server_running
+    from hippo.surfaces.service.client import server_running
 
     if server_running(root / ".hippo"):
         sys.exit(f"a query server is already running for {root}: stop it first (the in-process rows need none)")

@@ -56,8 +56,8 @@ def main() -> None:
     ap.add_argument("--work", required=True)
     ap.add_argument("--model", default="fake")
     a = ap.parse_args()
-    from hippo.embedding import load_embedder
-    from hippo.indexer import index_repo
+    from hippo.index.embedding import load_embedder
+    from hippo.index.indexer import index_repo
 
     root = build_repo(Path(a.source), Path(a.work) / f"repo-{a.files}", a.files)
     emb = load_embedder(a.model)

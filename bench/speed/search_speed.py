@@ -39,9 +39,9 @@ def build(index_dir: Path, rows: int, source: Path | None) -> float:
     import numpy as np
     import pyarrow as pa
 
-    from hippo.state import IndexState, save_state
-    from hippo.store import Store, chunk_schema
-    from hippo.textutil import identifier_text
+    from hippo.core.textutil import identifier_text
+    from hippo.index.state import IndexState, save_state
+    from hippo.index.store import Store, chunk_schema
 
     rng, nrng = random.Random(7), np.random.default_rng(7)
     pool = _lines(source)
@@ -77,8 +77,8 @@ def main() -> None:
     ap.add_argument("--source", default="")
     ap.add_argument("--repeat", type=int, default=3)
     a = ap.parse_args()
-    from hippo.embedding.fake import FakeEmbedder
-    from hippo.search import Searcher
+    from hippo.index.embedding.fake import FakeEmbedder
+    from hippo.retrieval.search import Searcher
 
     root = Path(a.work) / f"search-{a.rows}"
     shutil.rmtree(root, ignore_errors=True)

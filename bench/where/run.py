@@ -105,9 +105,9 @@ def checkout(root: Path, commit: str) -> None:
 
 def run_corpus(corpus, repos: Path, cache: Path, n: int, workers: list[Worker], embedder,
                split: str = "all") -> list[dict]:
-    from hippo.config import load_settings
-    from hippo.indexer import index_repo
-    from hippo.state import load_state
+    from hippo.core.config import load_settings
+    from hippo.index.indexer import index_repo
+    from hippo.index.state import load_state
 
     src = corpora.git_dir(repos, corpus)
     tasks = [t for t in taskgen.build(src, corpus.name, corpus.head, n) if split in ("all", t.split)]
@@ -178,7 +178,7 @@ def main() -> None:
     out = Path(a.out or cache / "results")
     out.mkdir(parents=True, exist_ok=True)
     wanted = [c for c in corpora.CORPORA if c.name in a.corpora.split(",")]
-    from hippo.embedding import load_embedder
+    from hippo.index.embedding import load_embedder
 
     embedder = load_embedder()
     workers = [Worker("hippo", REPO / "lib")]

@@ -15,7 +15,7 @@ from pathlib import Path
 
 def main() -> None:
     import hippo
-    from hippo.mcp_server import SearchService, call_tool
+    from hippo.surfaces.mcp_server import SearchService, call_tool
 
     print(json.dumps({"hippo": str(Path(hippo.__file__).parent)}), flush=True)
     services: dict[str, SearchService] = {}

@@ -1,7 +1,7 @@
 """`python -m hippo` runs the CLI; `python -m hippo hook <event>` skips click entirely (hook fast path).
 
 hippo's launchers start this in a neutral directory so a cloned repository's `hippo.py` or `json.py`
-can never shadow our imports (see hippo.runtime.hippo_argv); the directory the command is about
+can never shadow our imports (see hippo.core.runtime.hippo_argv); the directory the command is about
 arrives in $HIPPO_LAUNCH_CWD. sys.path was fixed at startup (the neutral dir, or nothing with -P), so
 moving back there now cannot put the repository on it.
 """
@@ -23,10 +23,10 @@ if "" in sys.path:  # `-c`-style empty entry means "the cwd, whatever it is now"
     sys.path.remove("")
 
 if len(sys.argv) > 1 and sys.argv[1] == "hook":
-    from hippo.hooks.main import main as hook_main
+    from hippo.surfaces.hooks.main import main as hook_main
 
     hook_main(sys.argv[2:])
 else:
-    from hippo.cli import main
+    from hippo.surfaces.cli import main
 
     main()

@@ -313,7 +313,7 @@ def stop_warm_server(root: Path, wait: float = 20.0) -> int | None:
 
     A server still importing its dependencies holds its lock but does not answer yet: wait for it.
     """
-    from hippo.service.client import request, server_running
+    from hippo.surfaces.service.client import request, server_running
 
     index_dir = root / ".hippo"
     start = time.monotonic()

@@ -1,0 +1,306 @@
+"""Where hippo keeps its files, how they are locked, how they are written. Stdlib only and cheap to import:
+every hook goes through here.
+
+- `hippo_home()`: per-user data that outlives a repository index (built models, the fastembed cache, the
+  log of hooks that run outside any repo).
+- `index_path(root)`: a repository's index dir (`<root>/.hippo` unless HIPPO_INDEX_DIR says otherwise);
+  `create(index_dir)` makes it with the `.gitignore` that keeps `git add -A` from committing it.
+- Locks: advisory whole-file locks, exclusive or shared, that the OS drops when the holder closes the file
+  or dies. `flock` on POSIX; on Windows `LockFileEx` on the file's handle (through msvcrt), which has the
+  same exclusive/shared/fail-now modes.
+- `atomic_write(path, data)`: readers see the old file or the new one, never a part.
+- `IndexDir(path)`: every file hippo keeps in an index dir, named once, and the "is a writer / server
+  running?" probes written once.
+
+Module imports are os/stat/sys only (the rest is imported where used): the warm hook process imports this
+to find the index dir and keeps to json/os/sys.
+"""
+from __future__ import annotations
+
+import os
+import stat
+import sys
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import IO
+
+DEFAULT_DIR = ".hippo"
+
+# The files of an index dir. Spelled here only: everything else asks an IndexDir for the path.
+STATE = "state.json"  # schema, model, indexed commit, per-file records
+DB = "db"  # the LanceDB database
+WRITER_LOCK = "lock"  # held by the one writer; holds its pid
+READERS_LOCK = "readers.lock"  # shared by open readers, so compaction only prunes everything when alone
+SERVER_LOCK = "server.lock"  # the warm server's singleton lock
+SERVER_SOCKET = "server.sock"
+LOG = "hippo.log"
+SESSIONS = "sessions"  # per-session hook state (dedupe)
+LAST_SESSION = "last_session.json"  # what changed since the last session
+TEAM = "team.json"  # which team base this index came from
+TABLESUMS = "tablesums.json"  # the writer's checksums of the table files
+NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)  # Windows has none (and no symlinks an unprivileged user makes)
+
+
+# --- locations -------------------------------------------------------------------------------------
+def hippo_home() -> Path:
+    """`$HIPPO_HOME`, else `~/.cache/hippo`. A blank value counts as unset and `~` is expanded, for the
+    models, the fastembed cache and the fallback log alike. Not created here: callers mkdir what they write."""
+    from pathlib import Path
+
+    env = os.environ.get("HIPPO_HOME", "").strip()
+    if env:
+        return Path(env).expanduser()
+    return Path.home() / ".cache" / "hippo"
+
+
+def index_location(root: str, configured: str | None = None) -> str:
+    """The index dir of the repository at `root` as a string, nothing created or checked.
+
+    `configured` is the `index_dir` setting; by default HIPPO_INDEX_DIR, which is where that setting comes
+    from (a repository's own config may not move the index, see config.ENV_ONLY), so hooks need not load
+    settings to find the index. A relative value is taken under `root`. A configured value is spelled as
+    pathlib spells it, so a client and a server that holds a Path agree on the socket's name; the default
+    needs no pathlib (the warm hook process keeps to json/os/sys).
+    """
+    value = os.environ.get("HIPPO_INDEX_DIR", "") if configured is None else configured
+    if value:
+        from pathlib import Path
+
+        p = os.path.expanduser(value)
+        return str(Path(p if os.path.isabs(p) else os.path.join(root, p)))
+    return os.path.join(root, DEFAULT_DIR)
+
+
+def index_path(root: Path | str, configured: str | None = None) -> Path:
+    """`index_location` as a Path (what Settings.index_path returns)."""
+    from pathlib import Path
+
+    return Path(index_location(os.fspath(root), configured))
+
+
+def create(index_dir: Path) -> None:
+    """Create the index dir with a `.gitignore` of `*` first, so `git add -A` never commits (and so plants)
+    it; every process that creates the dir (the indexer, SessionStart) goes through here."""
+    index_dir.mkdir(parents=True, exist_ok=True)
+    ignore = index_dir / ".gitignore"
+    if not ignore.exists():
+        atomic_write(ignore, "# hippo's local index; safe to delete (`rm -rf .hippo`)\n*\n")
+
+
+class IndexDir:
+    """One index directory and the paths of its files. Paths come back as the type the directory was given:
+    a str for the warm hook process (no pathlib), a Path everywhere else."""
+
+    __slots__ = ("path",)
+
+    def __init__(self, path: Path | str) -> None:
+        self.path = path
+
+    def _at(self, name: str):
+        return os.path.join(self.path, name) if isinstance(self.path, str) else self.path / name
+
+    state = property(lambda self: self._at(STATE))
+    db = property(lambda self: self._at(DB))
+    writer_lock = property(lambda self: self._at(WRITER_LOCK))
+    readers_lock = property(lambda self: self._at(READERS_LOCK))
+    server_lock = property(lambda self: self._at(SERVER_LOCK))
+    server_socket = property(lambda self: self._at(SERVER_SOCKET))
+    log = property(lambda self: self._at(LOG))
+    sessions = property(lambda self: self._at(SESSIONS))
+    last_session = property(lambda self: self._at(LAST_SESSION))
+    team = property(lambda self: self._at(TEAM))
+    tablesums = property(lambda self: self._at(TABLESUMS))
+
+    def has_index(self) -> bool:
+        """A finished keyword phase has written state.json at least once."""
+        return os.path.isfile(self.state)
+
+    def writer_running(self) -> bool:
+        """Some process holds the writer lock: an index run (perhaps a rebuild) is under way."""
+        return held(self.writer_lock)
+
+    def writer_pid(self) -> int | None:
+        """The pid of the process holding the writer lock, None when nobody writes, 0 when unreadable.
+
+        A shared probe never blocks a writer for long (writers retry for seconds); the lock, not state.json,
+        is the truth: a killed run leaves "incomplete" in the state but the kernel drops its lock."""
+        try:
+            fh = os.fdopen(os.open(self.writer_lock, os.O_RDONLY | NOFOLLOW | getattr(os, "O_NONBLOCK", 0)), "r")
+        except OSError:
+            return None  # no lock file: no writer ever ran here
+        with fh:
+            try:
+                if try_lock(fh, shared=True):
+                    unlock(fh)
+                    return None
+            except OSError:
+                return None
+            try:
+                return int(fh.read(32).strip() or 0)
+            except (ValueError, UnicodeDecodeError):
+                return 0
+
+    def server_running(self) -> bool:
+        """Some process holds the warm server's singleton lock."""
+        return held(self.server_lock)
+
+
+# --- locks -----------------------------------------------------------------------------------------
+if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
+    _EXCLUSIVE, _FAIL_NOW = 0x2, 0x1
+    _BUSY = 33  # ERROR_LOCK_VIOLATION: another handle holds a conflicting lock
+    # Lock one byte far past any content: Windows locks are mandatory for the range they cover, and the
+    # writer lock file holds the holder's pid at offset 0 for others to read.
+    _HIGH = 0x7FFFFFFF
+
+    def _overlapped():
+        import ctypes
+        from ctypes import wintypes
+
+        class Overlapped(ctypes.Structure):
+            _fields_ = [("Internal", ctypes.c_void_p), ("InternalHigh", ctypes.c_void_p),
+                        ("Offset", wintypes.DWORD), ("OffsetHigh", wintypes.DWORD), ("hEvent", wintypes.HANDLE)]
+
+        return ctypes.byref(Overlapped(OffsetHigh=_HIGH))
+
+    def _os_lock(fd: int, shared: bool, blocking: bool) -> bool:
+        import ctypes
+        import msvcrt
+        from ctypes import wintypes
+
+        kernel32 = ctypes.WinDLL("kernel32", use_last_error=True)
+        flags = (0 if shared else _EXCLUSIVE) | (0 if blocking else _FAIL_NOW)
+        if kernel32.LockFileEx(wintypes.HANDLE(msvcrt.get_osfhandle(fd)), flags, 0, 1, 0, _overlapped()):
+            return True
+        err = ctypes.get_last_error()
+        if err == _BUSY:
+            return False
+        raise ctypes.WinError(err)
+
+    def _os_unlock(fd: int) -> None:
+        import ctypes
+        import msvcrt
+        from ctypes import wintypes
+
+        kernel32 = ctypes.WinDLL("kernel32", use_last_error=True)
+        kernel32.UnlockFileEx(wintypes.HANDLE(msvcrt.get_osfhandle(fd)), 0, 1, 0, _overlapped())
+else:
+    def _os_lock(fd: int, shared: bool, blocking: bool) -> bool:
+        import fcntl
+
+        op = (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | (0 if blocking else fcntl.LOCK_NB)
+        try:
+            fcntl.flock(fd, op)
+        except BlockingIOError:
+            return False
+        return True
+
+    def _os_unlock(fd: int) -> None:
+        import fcntl
+
+        fcntl.flock(fd, fcntl.LOCK_UN)
+
+
+def open_lock(path: Path | str) -> IO[str]:
+    """Open (creating, mode 0600) a lock file of the index dir without following a symlink planted there.
+    The lock lives as long as the returned file is open."""
+    return os.fdopen(os.open(path, os.O_RDWR | os.O_CREAT | NOFOLLOW, 0o600), "r+")
+
+
+def try_lock(fh: IO, *, shared: bool = False) -> bool:
+    """Take the lock without waiting: True when taken, False when another open file holds a conflicting one
+    (exclusive conflicts with everything, shared only with exclusive). Other OS errors propagate."""
+    return _os_lock(fh.fileno(), shared, blocking=False)
+
+
+def lock(fh: IO, *, shared: bool = False) -> None:
+    """Take the lock, waiting as long as it takes."""
+    _os_lock(fh.fileno(), shared, blocking=True)
+
+
+def wait_lock(fh: IO, wait: float, *, shared: bool = False, poll: float = 0.05) -> bool:
+    """`try_lock` until it succeeds or `wait` seconds have passed (a bounded wait, unlike `lock`)."""
+    import time
+
+    deadline = time.monotonic() + wait
+    while not try_lock(fh, shared=shared):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(poll)
+    return True
+
+
+def unlock(fh: IO) -> None:
+    """Drop the lock early; closing the file drops it too."""
+    _os_unlock(fh.fileno())
+
+
+def held(path: Path | str) -> bool:
+    """True when some process holds a lock on `path` (a probe: takes and drops it; never creates the file)."""
+    try:
+        fh = os.fdopen(os.open(path, os.O_RDONLY | NOFOLLOW), "r")
+    except OSError:
+        return False
+    with fh:
+        try:
+            if not try_lock(fh):
+                return True
+        except OSError:
+            return False
+        unlock(fh)
+    return False
+
+
+class locked:  # noqa: N801 - used like a function: `with locked(path):`
+    """Hold the lock on `path` (waiting for it) for the body of a `with`."""
+
+    def __init__(self, path: Path | str, *, shared: bool = False) -> None:
+        self.path, self.shared = path, shared
+        self.fh: IO[str] | None = None
+
+    def __enter__(self) -> IO[str]:
+        self.fh = open_lock(self.path)
+        try:
+            lock(self.fh, shared=self.shared)
+        except BaseException:
+            self.fh.close()
+            raise
+        return self.fh
+
+    def __exit__(self, *exc: object) -> None:
+        if self.fh is not None:
+            self.fh.close()  # closing drops the lock
+            self.fh = None
+
+
+# --- writes ----------------------------------------------------------------------------------------
+def atomic_write(path: Path | str, data: bytes | str, *, mode: int = 0o600) -> None:
+    """Replace `path` with `data` so a reader sees the old file or the new one, never a part of either.
+
+    The temp file is created beside the target with O_EXCL|O_NOFOLLOW (nothing planted under its name is
+    followed or reused), synced to disk, then renamed over the target. A directory that is a symlink is
+    refused (OSError): hippo never writes through one.
+    """
+    from pathlib import Path
+
+    path = Path(path)
+    parent = path.parent
+    if stat.S_ISLNK(os.lstat(parent).st_mode):
+        raise OSError(f"{parent} is a symlink; hippo will not write through it")
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    tmp = parent / f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW | getattr(os, "O_BINARY", 0), mode)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(payload)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise

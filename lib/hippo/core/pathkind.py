@@ -1,0 +1,92 @@
+"""What kind of path this is: a test, prose, a changelog, an example, vendored or generated code.
+
+One table of rules for discovery, search, diagnosis and the brief; each decides what a kind weighs for
+it (search ranks examples low unless asked, diagnosis reads them like docs). The examples the rules
+must classify live in tests/test_pathkind.py. Stdlib only: the hooks use it.
+"""
+from __future__ import annotations
+
+import re
+
+# Folders that hold someone else's code: never indexed, never walked for the brief.
+VENDORED_DIRS = frozenset({
+    "node_modules", "vendor", "bower_components", "site-packages", ".venv", "venv", "third_party", ".eggs",
+})
+# Folders of build output and tool caches (yours, but generated): skipped the same way, reported apart, so a
+# project's own `__pycache__` or `*.egg-info` is not called "vendored".
+BUILD_DIRS = frozenset({
+    "dist", "build", "target", "__pycache__", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache",
+    ".gradle", ".next", ".nuxt", ".svelte-kit", ".terraform", "_build", ".cache", ".parcel-cache", "coverage",
+    "htmlcov",
+})
+
+_TEST = re.compile(
+    r"(?i:(?:^|/)(?:tests?|__tests__|spec|specs|testing|test_?utils?|fixtures?|testdata)/"
+    r"|(?:^|/)(?:test_[^/]*|[^/]*_test\.[a-z]+|conftest\.py)$|\.(?:test|spec)\.[a-z]+$|_spec\.rb$)"
+    r"|(?:Test|Tests|IT)\.(?:java|kt)$")  # JUnit names are case-sensitive: `Commit.java` is no test
+_PROSE_EXT = re.compile(r"\.(?:md|mdx|markdown|rst|txt|adoc)$", re.IGNORECASE)
+_DOC_DIR = re.compile(r"(?:^|/)(?:docs?|documentation|site|website|guides?)/", re.IGNORECASE)
+# Release notes repeat every feature's words; they answer "what changed", never "where is it done".
+_CHANGELOG = re.compile(r"(?:^|/)(?:change[s_-]?log|changes|history|news|release[s_-]?notes?|releases)"
+                        r"(?:\.(?:md|mdx|markdown|rst|txt|adoc))?$", re.IGNORECASE)  # `history.js` is code
+_EXAMPLE = re.compile(r"(?:^|/)(?:examples?|tutorials?|samples?|demos?)/", re.IGNORECASE)
+_GENERATED_DIR = re.compile(r"(?:^|/)generated/", re.IGNORECASE)
+
+
+def is_test(path: str) -> bool:
+    """Test code, its fixtures and helpers (`tests/`, `test_x.py`, `x.spec.ts`, `FooTest.java`, ...)."""
+    return bool(_TEST.search(path))
+
+
+def is_changelog(path: str) -> bool:
+    return bool(_CHANGELOG.search(path))
+
+
+def is_prose(path: str) -> bool:
+    """A document by its extension (Markdown, reST, text, AsciiDoc)."""
+    return bool(_PROSE_EXT.search(path))
+
+
+def is_doc(path: str) -> bool:
+    """Prose, anything under a docs folder, or a changelog."""
+    return bool(_PROSE_EXT.search(path) or _DOC_DIR.search(path) or _CHANGELOG.search(path))
+
+
+def is_example(path: str) -> bool:
+    """Example, tutorial, sample or demo code: shows how to use the project, is not the project."""
+    return bool(_EXAMPLE.search(path))
+
+
+def skipped_dir(name: str) -> str | None:
+    """Why a folder is never indexed: "vendored" (someone else's code), "build output" (generated here, a
+    `*.egg-info` too), or None."""
+    low = name.lower()
+    if low in VENDORED_DIRS:
+        return "vendored"
+    if low in BUILD_DIRS or name.endswith(".egg-info"):
+        return "build output"
+    return None
+
+
+def is_vendored_dir(name: str) -> bool:
+    """A folder of vendored code or build output: neither is the project's own source."""
+    return skipped_dir(name) is not None
+
+
+def is_vendored(path: str) -> bool:
+    return any(is_vendored_dir(part) for part in path.split("/")[:-1])
+
+
+def is_generated(path: str) -> bool:
+    return bool(_GENERATED_DIR.search(path))
+
+
+def is_low_signal(path: str) -> bool:
+    """Not the code a question is about unless it asks: tests, examples, vendored or generated code."""
+    return is_test(path) or is_example(path) or is_vendored(path) or is_generated(path)
+
+
+def reads_as_doc(path: str) -> bool:
+    """What a reader of code takes as documentation: docs, changelogs and examples (diagnosis weighs them
+    last; search keeps examples apart because a question may ask for one)."""
+    return is_doc(path) or is_example(path)

@@ -1,0 +1,756 @@
+"""The only module that imports lancedb: the `chunks` table, the `vectors` cache, full-text indexes, and
+every query on them (kNN, full-text, scans, literal and identifier lookups, counts). Callers get plain rows
+(dicts) and describe what to read with a `Filter`; SQL is written here only, and every value in it goes
+through `sql_str`. Ranking stays with the callers (hippo.retrieval.search).
+
+Writes happen under the indexer's lock, one `merge_insert` per batch of files so a file's old and new
+chunks swap in a single commit (readers never see a half-replaced file). Readers re-check the latest
+version before each query.
+
+Old table versions are pruned in two tiers (pruning at 0 under an open reader breaks it):
+every write run prunes versions older than KEEP_OLD_VERSIONS; and when no reader holds a shared lock on
+`readers.lock`, the writer also drops every old version. Readers take that shared lock without ever waiting.
+
+Damage (bit flips, truncated data files, garbage manifests, lost files) surfaces as whatever lancedb or
+pyarrow raises. Every Store operation that fails is followed by one full read of each table's latest
+version (`check`); only when that read fails too does the Store raise `DamagedIndexError`, so no caller
+matches error messages and an ordinary failure (disk full, a bad query) is never taken for damage.
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import re
+import warnings
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+from typing import IO, Any
+
+from hippo.core import indexdir
+from hippo.core.errors import DamagedIndexError, HippoError
+
+os.environ.setdefault("LANCEDB_LOG", "error")
+
+import lancedb  # noqa: E402
+import numpy as np  # noqa: E402
+import pyarrow as pa  # noqa: E402
+import pyarrow.compute as pc  # noqa: E402
+
+from hippo.core.indexdir import IndexDir
+
+CHUNKS = "chunks"
+VECTORS = "vectors"
+KEEP_OLD_VERSIONS = timedelta(minutes=2)  # readers may still hold a version this old; never prune at 0
+VECTOR_INDEX_MIN_ROWS = int(os.environ.get("HIPPO_VECTOR_INDEX_MIN_ROWS", "30000"))
+MARK_WAIT = 10.0  # longest a reader waits for a prune-everything optimize (about 0.5 s at 10k rows)
+
+
+def chunk_schema(dim: int) -> pa.Schema:
+    return pa.schema([
+        pa.field("id", pa.string(), nullable=False),
+        pa.field("path", pa.string(), nullable=False),
+        pa.field("start_line", pa.int32()),
+        pa.field("end_line", pa.int32()),
+        pa.field("language", pa.string()),
+        pa.field("symbol", pa.string()),
+        pa.field("kind", pa.string()),
+        pa.field("breadcrumb", pa.string()),
+        pa.field("text", pa.string()),
+        pa.field("text_ids", pa.string()),
+        pa.field("vkey", pa.string()),  # hash of the embedded text: the vector cache key
+        pa.field("embedded", pa.bool_()),
+        pa.field("vector", pa.list_(pa.float32(), dim)),
+    ])
+
+
+def vector_schema(dim: int) -> pa.Schema:
+    return pa.schema([
+        pa.field("vkey", pa.string(), nullable=False),
+        pa.field("vector", pa.list_(pa.float32(), dim)),
+    ])
+
+
+def sql_str(value: str) -> str:
+    """A SQL string literal: the only way user or repo text reaches a `where` clause."""
+    return "'" + value.replace("'", "''") + "'"
+
+
+def sql_in(column: str, values: Iterable[str]) -> str:
+    vals = list(values)
+    if not vals:
+        return "false"
+    return f"{column} IN ({', '.join(sql_str(v) for v in vals)})"
+
+
+def _and(a: str | None, b: str | None) -> str | None:
+    if a and b:
+        return f"({a}) AND ({b})"
+    return a or b
+
+
+FTS_COLUMNS = ("text", "text_ids")  # raw text (stemmed) and the code-aware identifier split (see chunk.py)
+MAX_FTS_CHARS = 2000
+SCAN_CACHE_ENTRIES = 32  # substring-scan results kept per open table version
+AT_COLUMNS = ("id", "path", "start_line", "end_line", "language", "symbol", "text")
+
+
+@dataclass(frozen=True)
+class Filter:
+    """Which chunks a read may return. The Store turns it into SQL; callers never write any.
+
+    `paths=()` matches nothing (a glob that selected no file), `None` every path.
+    """
+
+    paths: tuple[str, ...] | None = None
+    embedded: bool | None = None  # only rows whose vector is computed (True) or not yet (False)
+
+    def sql(self) -> str | None:
+        where = None
+        if self.paths is not None:
+            where = sql_in("path", self.paths)
+        if self.embedded is not None:
+            where = _and(where, f"embedded = {'true' if self.embedded else 'false'}")
+        return where
+
+
+def _where(flt: Filter | None, extra: str | None = None) -> str | None:
+    if flt is not None and not isinstance(flt, Filter):  # an SQL string from before Filter existed
+        raise TypeError(f"Store reads take a store.Filter, not {type(flt).__name__}")
+    return _and(flt.sql() if flt is not None else None, extra)
+
+
+def _contains(terms: Sequence[str], *, case_sensitive: bool, require_all: bool) -> str:
+    """`text` holds the terms (a substring test, no tokenizer): all of them, or any."""
+    if case_sensitive:
+        conds = [f"strpos(text, {sql_str(t)}) > 0" for t in terms]
+    else:
+        conds = [f"strpos(lower(text), {sql_str(t.lower())}) > 0" for t in terms]
+    return " AND ".join(conds) if require_all else "(" + " OR ".join(conds) + ")"
+
+
+def fts_words(text: str) -> str:
+    """What the full-text parser may see: words only (its query syntax would reject or reinterpret the rest)."""
+    return " ".join(re.findall(r"[A-Za-z0-9_]+", text))[:MAX_FTS_CHARS]
+
+
+def remote_row_count(uri: str, storage_options: dict[str, str] | None = None) -> int:
+    """Open a `chunks` table at `uri` (an uploaded team snapshot) as any LanceDB client would; its row count."""
+    db = lancedb.connect(uri, storage_options=storage_options)
+    return db.open_table(CHUNKS).count_rows()
+
+
+class ReaderMark:
+    """A shared lock on `readers.lock` (indexdir) held while a process may read a table version.
+
+    The writer takes this lock exclusively only for the short final optimize that drops every old version,
+    never while indexing; a reader that meets it waits up to MARK_WAIT seconds, then goes on unmarked
+    (and tries again at its next refresh).
+    """
+
+    def __init__(self, index_dir: Path) -> None:
+        self.path = IndexDir(index_dir).readers_lock
+        self.fh: IO[str] | None = None
+
+    def take(self, wait: float = 0.0) -> bool:
+        if self.fh is not None:
+            return True
+        try:
+            fh = indexdir.open_lock(self.path)
+        except OSError:
+            return False
+        try:
+            taken = indexdir.wait_lock(fh, wait, shared=True, poll=0.02)
+        except OSError:
+            taken = False
+        if not taken:
+            fh.close()
+            return False
+        self.fh = fh
+        return True
+
+    def release(self) -> None:
+        if self.fh is not None:
+            self.fh.close()  # closing drops the lock
+            self.fh = None
+
+    __del__ = release  # a Searcher dropped without close() still lets go of its mark, not at interpreter exit
+
+
+def no_readers(index_dir: Path):
+    """An open file holding the exclusive readers lock when no reader is marked, else None."""
+    try:
+        fh = indexdir.open_lock(IndexDir(index_dir).readers_lock)
+    except OSError:
+        return None
+    try:
+        taken = indexdir.try_lock(fh)
+    except OSError:
+        taken = False
+    if not taken:
+        fh.close()
+        return None
+    return fh
+
+
+CHECK_BATCH = 4096  # rows per batch of the full read that confirms damage
+
+
+def _first_line(exc: BaseException) -> str:
+    """`Type: first line` of an error, without the Rust source location lance appends."""
+    text = str(exc).strip().splitlines()
+    if not text:
+        return type(exc).__name__
+    line = re.sub(r",\s*/\S+\.rs:\d+(:\d+)?\s*$", "", text[0])
+    return f"{type(exc).__name__}: {line[:160]}"
+
+
+@contextlib.contextmanager
+def _quiet_fd2():
+    """Silence fd 2 while a damaged file is read: a Rust panic inside lance prints a backtrace there."""
+    try:
+        saved = os.dup(2)
+    except OSError:
+        yield
+        return
+    try:
+        with open(os.devnull, "wb") as null:
+            os.dup2(null.fileno(), 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+def _guarded(method):
+    """Turn a failure of `method` into DamagedIndexError when a full read confirms the table is damaged."""
+
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        with self.reading():
+            return method(self, *args, **kwargs)
+
+    return wrapper
+
+
+def _optional(method):
+    """Like `_guarded`, for a retriever whose failure is harmless (no FTS index yet, an engine without
+    `regexp_like`, a tokenizer edge case): `[]` unless the table is damaged. The other retrievers answer."""
+
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        try:
+            return method(self, *args, **kwargs)
+        except HippoError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - see the docstring
+            damaged = self.damage(exc)
+            if damaged is not None:
+                raise damaged from exc
+            return []
+
+    return wrapper
+
+
+class Store:
+    """An open LanceDB database under `<index_dir>/db`.
+
+    `writer=True` is for the indexer (which holds the writer lock); every other Store marks itself as a
+    reader so the writer knows not to drop the versions it may be reading.
+    """
+
+    def __init__(self, index_dir: Path, dim: int, *, fresh_reads: bool = False, writer: bool = False) -> None:
+        self.dim = dim
+        self.index_dir = Path(index_dir)
+        self.writer = writer
+        self.reader_mark = None if writer else ReaderMark(self.index_dir)
+        if self.reader_mark is not None:
+            self.reader_mark.take(MARK_WAIT)  # before opening any version
+        kw: dict[str, Any] = {"read_consistency_interval": timedelta(0)} if fresh_reads else {}
+        self.db = lancedb.connect(str(IndexDir(self.index_dir).db), **kw)
+        self._chunks = None
+        self._vectors = None
+        self._checked: object = None  # the table versions a full read last found intact
+        self._scan_cache: dict[tuple, list[dict]] = {}  # emptied when refresh() moves to a newer version
+        self._symbol_cache: tuple[int, SymbolIndex] | None = None  # (table version, its symbol index)
+        self._count_cache: tuple[int, int] | None = None  # (table version, row count)
+
+    # --- tables -------------------------------------------------------------------------------
+    def _names(self) -> set[str]:
+        res = self.db.list_tables()
+        return set(getattr(res, "tables", res))
+
+    def _table(self, name: str, schema, create: bool):
+        """Open `name` if it exists, create it (when asked) if not; None otherwise."""
+        if name in self._names():
+            return self.db.open_table(name)
+        if create:
+            return self.db.create_table(name, schema=schema(self.dim))
+        return None
+
+    @_guarded
+    def chunks(self, create: bool = False):
+        if self._chunks is None:
+            self._chunks = self._table(CHUNKS, chunk_schema, create)
+        return self._chunks
+
+    @_guarded
+    def vectors(self, create: bool = False):
+        if self._vectors is None:
+            self._vectors = self._table(VECTORS, vector_schema, create)
+        return self._vectors
+
+    def has_chunks(self) -> bool:
+        return self.chunks() is not None
+
+    def require_chunks(self) -> None:
+        """For readers whose state says rows were committed: a chunks table that will not open is damage."""
+        if not self.has_chunks():
+            raise DamagedIndexError(self.check() or "the chunks table is missing")
+
+    # --- damage -------------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def reading(self):
+        """Wrap queries a caller builds on `chunks()` itself: damage comes out as DamagedIndexError."""
+        try:
+            yield self
+        except HippoError:
+            raise
+        except Exception as exc:
+            damaged = self.damage(exc)
+            if damaged is None:
+                raise
+            raise damaged from exc
+
+    def damage(self, exc: BaseException) -> DamagedIndexError | None:
+        """DamagedIndexError when `exc` came from damaged table files, None when the tables read fine."""
+        reason = self.check()
+        if reason is None:
+            return None
+        return DamagedIndexError(reason)
+
+    def check(self) -> str | None:
+        """Read every row of every table's latest version on a fresh connection; why it failed, or None.
+
+        Costs one scan (~0.1 s per 10k chunks), so it runs only after a failure, and an intact verdict is
+        remembered per table version.
+        """
+        db_dir = IndexDir(self.index_dir).db
+        with _quiet_fd2():
+            try:
+                db = lancedb.connect(str(db_dir))
+                res = db.list_tables()
+                names = set(getattr(res, "tables", res))
+            except Exception as exc:  # noqa: BLE001 - anything here means the database cannot be listed
+                return f"the table list cannot be read: {_first_line(exc)}"
+            tables = []
+            for name in (CHUNKS, VECTORS):
+                if name not in names:
+                    if (db_dir / f"{name}.lance").is_dir():
+                        return f"the {name} table cannot be opened"
+                    continue
+                try:
+                    tbl = db.open_table(name)
+                    tables.append((name, tbl, tbl.version))
+                except Exception as exc:  # noqa: BLE001
+                    return f"the {name} table cannot be opened: {_first_line(exc)}"
+            versions = tuple((name, version) for name, _, version in tables)
+            if versions and versions == self._checked:
+                return None
+            for name, tbl, _ in tables:
+                try:
+                    expected = tbl.count_rows()
+                    seen = 0
+                    for batch in tbl.search().limit(max(expected, 1)).to_batches(CHECK_BATCH):
+                        seen += batch.num_rows
+                except Exception as exc:  # noqa: BLE001 - lance, pyarrow and OS errors alike: the read failed
+                    return f"the {name} table cannot be read: {_first_line(exc)}"
+                if seen != expected:
+                    return f"the {name} table lists {expected} rows but {seen} can be read"
+        self._checked = versions
+        return None
+
+    def refresh(self) -> None:
+        self._scan_cache.clear()
+        self._symbol_cache = None
+        self._count_cache = None
+        if self.reader_mark is not None:
+            self.reader_mark.take(MARK_WAIT)  # before moving to the newest version
+        for tbl in (self._chunks, self._vectors):
+            if tbl is not None:
+                try:
+                    tbl.checkout_latest()
+                except Exception:  # noqa: BLE001 - a table without versions to move to
+                    pass
+
+    # --- writing ------------------------------------------------------------------------------
+    def _to_arrow(self, rows: Sequence[dict], schema: pa.Schema) -> pa.Table:
+        cols = {}
+        for f in schema:
+            if f.name == "vector":
+                flat = np.concatenate([np.asarray(r["vector"], dtype=np.float32) for r in rows]) \
+                    if rows else np.zeros(0, np.float32)
+                cols["vector"] = pa.FixedSizeListArray.from_arrays(pa.array(flat, pa.float32()), self.dim)
+            else:
+                cols[f.name] = pa.array([r[f.name] for r in rows], type=f.type)
+        return pa.Table.from_pydict(cols, schema=schema)
+
+    @_guarded
+    def replace_files(self, paths: Sequence[str], rows: Sequence[dict]) -> None:
+        """Atomically make `rows` the complete set of chunks for `paths` (deleted files: no rows)."""
+        if not paths:
+            return
+        tbl = self.chunks(create=True)
+        data = self._to_arrow(rows, chunk_schema(self.dim))
+        (tbl.merge_insert("id")
+            .when_matched_update_all()
+            .when_not_matched_insert_all()
+            .when_not_matched_by_source_delete(sql_in("path", paths))
+            .execute(data))
+
+    @_guarded
+    def update_vectors(self, rows: Sequence[dict]) -> None:
+        """Fill in vectors for existing chunk rows (full rows, matched by id)."""
+        if not rows:
+            return
+        data = self._to_arrow(rows, chunk_schema(self.dim))
+        self.chunks().merge_insert("id").when_matched_update_all().execute(data)
+
+    @_guarded
+    def cache_vectors(self, items: dict[str, np.ndarray]) -> None:
+        if not items:
+            return
+        tbl = self.vectors(create=True)
+        rows = [{"vkey": k, "vector": v} for k, v in items.items()]
+        tbl.merge_insert("vkey").when_not_matched_insert_all().execute(self._to_arrow(rows, vector_schema(self.dim)))
+
+    @_guarded
+    def cached_vectors(self, vkeys: Iterable[str]) -> dict[str, np.ndarray]:
+        tbl = self.vectors()
+        keys = sorted(set(vkeys))
+        out: dict[str, np.ndarray] = {}
+        if tbl is None or not keys:
+            return out
+        for i in range(0, len(keys), 500):
+            part = keys[i:i + 500]
+            t = tbl.search().where(sql_in("vkey", part)).select(["vkey", "vector"]).limit(len(part)).to_arrow()
+            vecs = t.column("vector").combine_chunks().flatten().to_numpy(zero_copy_only=False).reshape(-1, self.dim)
+            for k, v in zip(t.column("vkey").to_pylist(), vecs, strict=True):
+                out[k] = v
+        return out
+
+    @_guarded
+    def ensure_indexes(self) -> None:
+        """Create the full-text indexes once; later rows are searchable by flat scan until optimize()."""
+        from lancedb.index import FTS, BTree
+
+        tbl = self.chunks()
+        if tbl is None:
+            return
+        have = {idx.name for idx in tbl.list_indices()}
+        if "text_idx" not in have:
+            tbl.create_index("text", config=FTS(with_position=False), name="text_idx")
+        if "text_ids_idx" not in have:
+            tbl.create_index("text_ids", config=FTS(stem=False, remove_stop_words=False), name="text_ids_idx")
+        if "path_idx" not in have:
+            tbl.create_index("path", config=BTree(), name="path_idx")
+
+    @_guarded
+    def ensure_vector_index(self, min_rows: int | None = None) -> bool:
+        """Build an IVF_PQ index once the table is big enough for brute-force kNN to be slow.
+
+        Measured: flat kNN costs ~1.6 µs/row (90 ms at 50k rows, 760 ms at 500k); IVF_PQ
+        queried with nprobes=20, refine_factor=10 answers in 5-10 ms at recall@10 0.98, and costs about a
+        minute to build on 2 cores. optimize() folds later rows into it without retraining.
+        """
+        from lancedb.index import IvfPq
+
+        tbl = self.chunks()
+        if tbl is None or "vector_idx" in {idx.name for idx in tbl.list_indices()}:
+            return False
+        rows = tbl.count_rows("embedded = true")
+        if rows < (VECTOR_INDEX_MIN_ROWS if min_rows is None else min_rows):
+            return False
+        partitions = max(16, min(1024, int(rows ** 0.5)))
+        tbl.create_index("vector", config=IvfPq(distance_type="cosine", num_partitions=partitions,
+                                                num_sub_vectors=max(1, self.dim // 8)), name="vector_idx")
+        return True
+
+    @_guarded
+    def optimize(self, *, keep: timedelta = KEEP_OLD_VERSIONS, only_if_alone: bool = False) -> tuple[bool, bool]:
+        """Fold new rows into the indexes, compact and prune old versions. Returns (ran, pruned_all).
+
+        When no reader is marked (and the caller holds the writer lock) every old version and any leftover
+        of a killed write goes. Otherwise versions younger than `keep` stay, since a reader may be on one;
+        `only_if_alone=True` then skips the run entirely.
+        """
+        tables = [t for t in (self.chunks(), self.vectors()) if t is not None]
+        fh = no_readers(self.index_dir)
+        if fh is None and only_if_alone:
+            return False, False
+        try:
+            for tbl in tables:
+                if fh is not None:
+                    with warnings.catch_warnings():  # the warning is about open readers: we hold them off
+                        warnings.simplefilter("ignore", UserWarning)
+                        tbl.optimize(cleanup_older_than=timedelta(0), delete_unverified=True)
+                else:
+                    tbl.optimize(cleanup_older_than=keep)
+        finally:
+            if fh is not None:
+                fh.close()
+        return True, fh is not None
+
+    def close(self) -> None:
+        if self.reader_mark is not None:
+            self.reader_mark.release()
+
+    # --- reading ------------------------------------------------------------------------------
+    @_guarded
+    def paths(self) -> set[str]:
+        """Every path with at least one chunk (a full scan of one small column; used after a crash)."""
+        tbl = self.chunks()
+        if tbl is None:
+            return set()
+        t = tbl.search().select(["path"]).limit(self._every(tbl)).to_arrow()
+        return set(t.column("path").to_pylist())
+
+    @_guarded
+    def count(self, flt: Filter | None = None) -> int:
+        """Rows matching `flt` (all rows without one)."""
+        tbl = self.chunks()
+        if tbl is None:
+            return 0
+        where = _where(flt)
+        return tbl.count_rows(where) if where else tbl.count_rows()
+
+    @_guarded
+    def rows(self, flt: Filter | None = None, columns: Sequence[str] | None = None,
+             limit: int | None = None) -> list[dict]:
+        """Rows matching `flt` in table order, every one unless `limit` (the indexer's unembedded batches)."""
+        tbl = self.chunks()
+        if tbl is None:
+            return []
+        q = tbl.search()
+        where = _where(flt)
+        if where:
+            q = q.where(where)
+        if columns:
+            q = q.select(list(columns))
+        q = q.limit(limit if limit is not None else self._every(tbl))
+        return q.to_list()
+
+    @_guarded
+    def chunks_at(self, path: str, line: int, columns: Sequence[str] = AT_COLUMNS) -> list[dict]:
+        """Chunks of `path` whose line range covers `line` (nested units: several)."""
+        tbl = self.chunks()
+        if tbl is None:
+            return []
+        where = f"path = {sql_str(path)} AND start_line <= {int(line)} AND end_line >= {int(line)}"
+        return tbl.search().where(where).select(list(columns)).limit(self._every(tbl)).to_list()
+
+    @_guarded
+    def nearest(self, qvec, limit: int, flt: Filter | None = None) -> list[dict]:
+        """The `limit` embedded rows nearest to `qvec` by cosine, nearest first; each row gets `_cos`.
+
+        Rows not embedded yet hold placeholder vectors and never rank. nprobes/refine_factor only matter once
+        the IVF_PQ index exists (see ensure_vector_index).
+        """
+        tbl = self.chunks()
+        if tbl is None:
+            return []
+        q = tbl.search(qvec).metric("cosine").nprobes(20).refine_factor(10).limit(limit)
+        q = q.where(_where(flt, "embedded = true"), prefilter=True)
+        rows = q.to_list()
+        for r in rows:
+            r["_cos"] = 1.0 - float(r.pop("_distance", 1.0))
+        return rows
+
+    @_optional
+    def fulltext(self, text: str, limit: int, flt: Filter | None = None) -> list[dict]:
+        """BM25 over both full-text columns (FTS_COLUMNS) for the words of `text`, best first; [] when the
+        full-text indexes are not built yet."""
+        from lancedb.query import FullTextOperator, MultiMatchQuery
+
+        words = fts_words(text)
+        tbl = self.chunks()
+        if not words or tbl is None:
+            return []
+        q = tbl.search(MultiMatchQuery(words, list(FTS_COLUMNS), boosts=None, operator=FullTextOperator.OR), query_type="fts")
+        where = _where(flt)
+        if where:
+            q = q.where(where, prefilter=True)
+        return q.limit(limit).to_list()
+
+    @_optional
+    def regex_scan(self, pattern: str, limit: int, flt: Filter | None = None) -> list[dict]:
+        """Up to `limit` rows (table order) whose text matches the regular expression `pattern`."""
+        tbl = self.chunks()
+        if tbl is None:
+            return []
+        return tbl.search().where(_where(flt, f"regexp_like(text, {sql_str(pattern)})")).limit(limit).to_list()
+
+    @_optional
+    def substring_scan(self, terms: Sequence[str], limit: int, flt: Filter | None = None, *,
+                       case_sensitive: bool = False, require_all: bool = False) -> list[dict]:
+        """Up to `limit` rows (table order) whose text holds any (or, `require_all`, every) of `terms`.
+
+        A substring scan reads the whole text column (~50 ms at 50k chunks) and a failing command is often
+        re-run, so answers are cached until refresh() moves to a newer table version. Callers get copies.
+        """
+        terms = [t for t in terms if t]
+        tbl = self.chunks()
+        if not terms or tbl is None:
+            return []
+        key = (flt, tuple(terms), case_sensitive, require_all, limit)
+        if key not in self._scan_cache:
+            where = _where(flt, _contains(terms, case_sensitive=case_sensitive, require_all=require_all))
+            rows = tbl.search().where(where).limit(limit).to_list()
+            if len(self._scan_cache) >= SCAN_CACHE_ENTRIES:
+                self._scan_cache.pop(next(iter(self._scan_cache)))
+            self._scan_cache[key] = rows
+        return [dict(r) for r in self._scan_cache[key]]
+
+    @_guarded
+    def literal_lookup(self, terms: Sequence[str], limit: int, flt: Filter | None = None, *,
+                       case_sensitive: bool = True, columns: Sequence[str] = AT_COLUMNS) -> dict[str, list[dict]]:
+        """For each of `terms`, up to `limit` chunks whose text holds it verbatim, in one pass over the table.
+
+        For exact strings a failure names (message fragments, `raise Name(`): one scan instead of one ranked
+        search per string. The scan streams and stops once every term has `limit` chunks, so a common term
+        cannot crowd out a rare one. Terms nothing holds map to [].
+        """
+        wanted = list(dict.fromkeys(t for t in terms if t))
+        found: dict[str, list[dict]] = {t: [] for t in wanted}
+        tbl = self.chunks()
+        if not wanted or tbl is None:
+            return found
+        cols = list(dict.fromkeys([*columns, "text"]))
+        where = _where(flt, _contains(wanted, case_sensitive=case_sensitive, require_all=False))
+        q = tbl.search().where(where).select(cols).limit(self._every(tbl))
+        open_terms = set(wanted)
+        for batch in q.to_batches(CHECK_BATCH):
+            if case_sensitive:  # test the terms on the arrow column; only the rows kept become dicts
+                _take_matches(batch, wanted, open_terms, found, limit)
+            else:
+                for row in batch.to_pylist():
+                    text = row["text"].lower()
+                    for t in list(open_terms):
+                        if t.lower() in text:
+                            found[t].append(row)
+                            if len(found[t]) >= limit:
+                                open_terms.discard(t)
+            if not open_terms:
+                break
+        return found
+
+    @_guarded
+    def symbols(self) -> list[dict]:
+        """(path, start_line, end_line, symbol) of every chunk that names one."""
+        tbl = self.chunks()
+        if tbl is None:
+            return []
+        q = tbl.search().where("symbol != ''").select(["path", "start_line", "end_line", "symbol"])
+        return q.limit(self._every(tbl)).to_list()
+
+    @_guarded
+    def symbol_names(self) -> list[str]:
+        """Every name a chunk defines (last dotted part), sorted: the nearest-name fallback when a failure
+        names something the repository does not define. Cached per table version."""
+        tbl = self.chunks()
+        return [] if tbl is None else self._symbol_index(tbl).names
+
+    def _every(self, tbl) -> int:
+        """A `limit` that admits every row of the open version (lance needs one): its row count, counted
+        once per version since counting costs a few ms per query at 50k rows."""
+        version = tbl.version
+        if self._count_cache is None or self._count_cache[0] != version:
+            self._count_cache = (version, max(tbl.count_rows(), 1))
+        return self._count_cache[1]
+
+    def _symbol_index(self, tbl) -> SymbolIndex:
+        """The symbol index of the open table version: one scan of the small symbol column, then reused by
+        every lookup until refresh() or a write moves the table on."""
+        version = tbl.version
+        if self._symbol_cache is None or self._symbol_cache[0] != version:
+            t = (tbl.search().where("symbol != ''").select(["symbol"]).with_row_id(True)
+                 .limit(self._every(tbl)).to_arrow())
+            self._symbol_cache = (version, SymbolIndex.build(t.column("symbol").to_pylist(),
+                                                             t.column("_rowid").to_pylist()))
+        return self._symbol_cache[1]
+
+    @_guarded
+    def identifier_lookup(self, names: Sequence[str], limit: int, flt: Filter | None = None,
+                          columns: Sequence[str] = AT_COLUMNS) -> dict[str, list[dict]]:
+        """For each of `names`, up to `limit` chunks that define it (table order): the chunker's `symbol`
+        names it, whole (`Store.refresh`) or as its last dotted part (`refresh`), alone or in a group
+        (`a, b`). A dictionary lookup in the symbol index, then one read of just those rows by row id."""
+        wanted = list(dict.fromkeys(n for n in names if n))
+        found: dict[str, list[dict]] = {n: [] for n in wanted}
+        tbl = self.chunks()
+        if not wanted or tbl is None:
+            return found
+        index = self._symbol_index(tbl)
+        # without a filter the first `limit` of each name are the answer; with one, any may be filtered out
+        ids = {n: index.rows.get(n, [])[:limit] if flt is None else index.rows.get(n, []) for n in wanted}
+        need = sorted({r for rs in ids.values() for r in rs})
+        cols = list(dict.fromkeys([*columns, "symbol"]))
+        by_id: dict[int, dict] = {}
+        for i in range(0, len(need), ROWID_BATCH):
+            part = need[i:i + ROWID_BATCH]
+            where = _where(flt, f"_rowid IN ({', '.join(str(int(r)) for r in part)})")
+            for row in tbl.search().where(where).select(cols).with_row_id(True).limit(len(part)).to_list():
+                by_id[row.pop("_rowid")] = row
+        for n in wanted:
+            for rid in ids[n]:
+                row = by_id.get(rid)
+                if row is not None:
+                    found[n].append(row)
+                    if len(found[n]) >= limit:
+                        break
+        return found
+
+
+ROWID_BATCH = 1000  # row ids per `_rowid IN (...)` read
+
+
+@dataclass(frozen=True)
+class SymbolIndex:
+    """Defined name -> row ids of the chunks defining it (table order), for one table version."""
+
+    rows: dict[str, list[int]]
+    names: list[str]  # last dotted parts, sorted
+
+    @classmethod
+    def build(cls, symbols: Sequence[str | None], row_ids: Sequence[int]) -> SymbolIndex:
+        rows: dict[str, list[int]] = {}
+        last: set[str] = set()
+        for sym, rid in zip(symbols, row_ids, strict=True):
+            parts = {p.strip() for p in (sym or "").split(",")}
+            tails = {p.rsplit(".", 1)[-1] for p in parts}
+            for name in parts | tails:
+                if name:
+                    rows.setdefault(name, []).append(rid)
+            last.update(t for t in tails if t)
+        return cls(rows, sorted(last))
+
+
+def _take_matches(batch: pa.RecordBatch, wanted: list[str], open_terms: set[str], found: dict[str, list[dict]],
+                  limit: int) -> None:
+    """literal_lookup's case-sensitive step for one batch: each open term gets the batch's rows holding it,
+    in row order, until it has `limit`; a row two terms share is one dict, as in a row-by-row loop."""
+    text = batch.column(batch.schema.get_field_index("text"))
+    rows: dict[int, dict] = {}
+    for t in wanted:
+        if t not in open_terms:
+            continue
+        room = limit - len(found[t])
+        hits = pc.indices_nonzero(pc.fill_null(pc.match_substring(text, t), False)).to_pylist()[:room]
+        for i in hits:
+            if i not in rows:
+                rows[i] = batch.slice(i, 1).to_pylist()[0]
+            found[t].append(rows[i])
+        if len(found[t]) >= limit:
+            open_terms.discard(t)

@@ -1,0 +1,459 @@
+"""`diagnose`: from a failed command's output to the few live spans of the repo it is about.
+
+Evidence, each with the reason it is evidence:
+- what the user just changed: uncommitted hunks of the code under test, last-commit hunks of files
+  on the failure's path;
+- the traceback's repo frames, innermost first, library and test-harness frames last;
+- the definitions of names the error is about (`has no attribute X`, `unexpected keyword argument Y`,
+  ...), or the nearest existing name when the repo does not define it;
+- the raise site of the message (the source holds a template: its constant fragments are looked up
+  verbatim and the chunk sharing the longest run of message words wins), and of the repo's own
+  exception class;
+- the code under test: definitions of what the failing assertion and the failing test call.
+Lookups go through the store in a few single passes (definitions, literals); one ranked search runs
+only when nothing else was found. `policy.select` then keeps the few strongest, from the live files.
+"""
+from __future__ import annotations
+
+import difflib
+import re
+import time
+from datetime import date
+from pathlib import Path
+
+from hippo.core import pathkind
+from hippo.core.secrets import redact
+from hippo.push.diagnosis import changes, policy, runners
+from hippo.push.diagnosis.evidence import Evidence, LiveFiles, body_of, definition_body, definition_line
+from hippo.push.diagnosis.gate import hit_reason
+from hippo.push.diagnosis.signals import Signals, extract, shared_run, template_fragments
+
+MIN_RUN_CHARS = 10  # a shared run shorter than this ("is not") is no evidence
+MAX_FRAMES = 6
+MAX_CHANGED_FILES = 8  # a working tree changed in more files than this is a refactor, not one edit
+MAX_NAMES = 24
+DEF_LIMIT = 3  # definitions kept per name
+FOLLOW_PER_DEF = 3  # callees followed per definition of what the failing line or test calls
+DEF_LINES = 12  # a definition is shown from its header: the signature says most
+FRAME_LINES = 16
+OUTER_FRAME_LINES = 9
+_RAISE_WORDS = re.compile(r"\b(?:raise|throw|fail|panic|reject|abort|bail|Err|errorf|Errorf|error)\b|Error\(|Exception\(")
+# messages written by the test harness, not by the code under test: their text has no raise site
+_HARNESS_MESSAGE = re.compile(r"^(?:assert\b|expect\(|Expected\b|expected\b|Lists differ|\S+ != \S+|AssertionError\b|"
+                              r"assertion failed|Error: expect)")
+
+
+def diagnose(searcher, request: dict, mode: str = "hybrid") -> dict:
+    """The diagnose op: {"error", "cwd", "exclude"?, "budget"?} -> {"query", "hits", "meta", "message"}."""
+    started = time.perf_counter()
+    root = Path(searcher.root)
+    sig = extract(str(request.get("error") or ""), cwd=str(request.get("cwd") or root), root=str(root))
+    live = LiveFiles(root, searcher.state)
+    found = Collector(searcher, sig, live, mode).collect()
+    chosen = policy.select(found, live, sig.text, set(request.get("exclude") or ()),
+                           budget=int(request.get("budget") or policy.SNIPPET_BUDGET))
+    hits = _hits(searcher, live, chosen)
+    meta = {"total_hits": len(found), "returned_hits": len(hits),
+            "latency_ms": int((time.perf_counter() - started) * 1000),
+            "search_strategy": "error diagnosis (frames, recent changes, definitions, message literals)",
+            "indexed_commit": (searcher.state.indexed_commit or "")[:12]}
+    return {"query": _summary(sig), "hits": hits, "meta": meta, "message": None}
+
+
+class Collector:
+    """Gathers candidate evidence for one failure."""
+
+    def __init__(self, searcher, sig: Signals, live: LiveFiles, mode: str) -> None:
+        self.searcher, self.sig, self.live, self.mode = searcher, sig, live, mode
+        self.files = set(searcher.state.files)
+        self.items: list[Evidence] = []
+        self.on_path: set[str] = set()  # files the failure runs through (frames, tests, definitions)
+
+    def collect(self) -> list[Evidence]:
+        self.diffs = changes.Pending(Path(self.searcher.root))  # git stats the whole tree: let it run meanwhile
+        frames = self._frames()
+        tests = self._failing_tests()
+        literals = self._message_lookup()
+        changed = self._changes()
+        self._definitions(frames, tests, changed)
+        self._message_sites(literals)
+        self._last_commit()
+        if not self.items:
+            self._search_fallback()
+        return self.items
+
+    # --- where the failure ran --------------------------------------------------------------------
+    def _resolve(self, path: str) -> str | None:
+        if path in self.files:
+            return path
+        matches = [f for f in self.files if f.endswith("/" + path)] if path and not path.startswith("/") else []
+        return matches[0] if len(matches) == 1 else None
+
+    def _unit(self, path: str, line: int) -> tuple[int, int, str, str]:
+        """(start, end, language, indexed text of `line`) of the innermost indexed chunk at `line`; a
+        window around it when the index has none or the file changed since indexing."""
+        rows = [] if self.live.changed_since_index(path) else self.searcher.chunks_at(path, line)
+        if not rows:
+            return max(1, line - 8), line + 12, _language(path), ""
+        row = min(rows, key=lambda r: r["end_line"] - r["start_line"])
+        text = row["text"].split("\n")
+        at = line - row["start_line"]
+        return row["start_line"], row["end_line"], row.get("language") or _language(path), text[at] if 0 <= at < len(text) else ""
+
+    def _frames(self) -> list[tuple[str, int, str]]:
+        """Repo frames as (path, line, func), innermost first; source frames become evidence here."""
+        locs = [loc for loc in self.sig.repo_locations if loc.kind in ("frame", "diagnostic", "test")]
+        text = self.sig.text
+        # pytest prints `path:N: in func` outermost first, like a Python traceback; JS, Go and Rust
+        # stacks print innermost first (signals already reversed `File "..."` frames)
+        if re.search(r"^\S+\.py:\d+: in \S", text[:200_000], re.M):
+            py = [loc for loc in locs if loc.path.endswith(".py") and loc.kind == "frame"]
+            rest = [loc for loc in locs if loc not in py]
+            locs = list(reversed(py)) + rest
+        out: list[tuple[str, int, str]] = []
+        n_src = 0
+        for loc in locs:
+            path = self._resolve(loc.path)
+            if path is None or (path, loc.line) in {(p, n) for p, n, _ in out}:
+                continue
+            out.append((path, loc.line, loc.func))
+            self.on_path.add(path)
+            if len(out) > MAX_FRAMES * 2:
+                break
+        for path, line, _func in out[:MAX_FRAMES * 2]:
+            start, end, lang, _ = self._unit(path, line)
+            if pathkind.is_test(path):
+                self.items.append(Evidence(path, start, end, line, "the failing test", policy.W_TEST, language=lang))
+                continue
+            if n_src >= MAX_FRAMES:
+                continue
+            why = "where the failure was raised (innermost frame)" if n_src == 0 else f"frame {n_src + 1} of the traceback"
+            weight = policy.W_RAISE if n_src == 0 else policy.W_FRAME + 12 - 4 * n_src  # frame 2 before the failing line's callees
+            # outer frames show less around their line, so a deep traceback's next frames still fit
+            self.items.append(Evidence(path, start, end, line, why, weight, language=lang,
+                                       max_lines=FRAME_LINES if n_src == 0 else OUTER_FRAME_LINES))
+            n_src += 1
+        return out
+
+    def _failing_tests(self) -> list[runners.FailingTest]:
+        tests = runners.failing_tests(self.sig.text)
+        for t in tests:
+            p = self._resolve(t.path) if t.path else None
+            if p:
+                self.on_path.add(p)
+        return tests
+
+    # --- what the user just changed ----------------------------------------------------------------
+    def _changes(self) -> list[str]:
+        """Uncommitted hunks of indexed files; returns the changed test lines (what they call matters)."""
+        hunks = [h for h in self.diffs.working_tree() if h.path in self.files]
+        test_lines: list[str] = []
+        src = [h for h in hunks if not pathkind.is_test(h.path) and not pathkind.reads_as_doc(h.path)]
+        n_files = len({h.path for h in src})
+        for h in hunks:
+            lines = self.live.lines(h.path) or []
+            if pathkind.is_test(h.path):
+                test_lines.extend(lines[h.start - 1:h.end][:60])
+                continue
+            if pathkind.reads_as_doc(h.path):
+                continue
+            start, end, lang, _ = self._unit(h.path, h.start)
+            weight = policy.W_CHANGED if n_files <= MAX_CHANGED_FILES else policy.W_FRAME
+            if h.path in self.on_path:
+                weight += 5
+            self.items.append(Evidence(h.path, start, max(end, h.end), h.start, "changed in your working tree", weight,
+                                       language=lang))
+            self.on_path.add(h.path)
+        return test_lines
+
+    def _last_commit(self) -> None:
+        for h in self.diffs.last_commit():
+            if h.path not in self.on_path or pathkind.is_test(h.path) or pathkind.reads_as_doc(h.path):
+                continue
+            start, end, lang, _ = self._unit(h.path, h.start)
+            self.items.append(Evidence(h.path, start, max(end, h.end), h.start, "changed in the last commit",
+                                       policy.W_LAST_COMMIT, language=lang))
+
+    # --- definitions: names in the error, what the failing test calls ------------------------------
+    def _definitions(self, frames, tests, changed_test_lines: list[str]) -> None:
+        wanted: dict[str, tuple[float, str]] = {}  # name -> (weight, why)
+
+        def want(name: str, weight: float, why: str) -> None:
+            if name not in wanted or wanted[name][0] < weight:
+                wanted[name] = (weight, why)
+
+        refs = runners.error_names([f"{e.etype}: {e.message}" for e in self.sig.errors[:4]] + [self.sig.text[-4000:]])
+        for ref in refs:
+            if ref.kind != "module":
+                want(ref.name, policy.W_NAMED, f"definition of {ref.name}")
+        # the failing line: frames inside test files, and the lines the runner quotes
+        asserted = [self._line(p, n) for p, n, _ in frames if pathkind.is_test(p)]
+        asserted += runners.quoted_source(self.sig.text)
+        for name in runners.called_names([a for a in asserted if a]):
+            want(name, policy.W_ASSERTED, f"definition of {name}, called by the failing line")
+        # the failing tests' bodies, and the test lines just changed
+        names = [t.name for t in tests if re.fullmatch(r"[A-Za-z_$][\w$]*", t.name)]
+        test_defs = self._lookup(names, tests_too=True) if names else {}
+        body: list[str] = []
+        for t in tests:
+            for row in test_defs.get(t.name, [])[:1]:
+                body.extend(body_of(row["text"], t.name))
+            if not test_defs.get(t.name) and t.name and " " in t.name:  # a jest/mocha title: find its `it(`
+                body.extend(self._titled_test(t))
+        for name in runners.called_names(body)[:MAX_NAMES]:
+            want(name, policy.W_CALLED, f"definition of {name}, called by the failing test")
+        for name in runners.called_names(changed_test_lines)[:MAX_NAMES]:
+            want(name, policy.W_IMPORTED + 5, f"definition of {name}, called by a test you changed")
+        if not wanted:
+            return
+        defs = self._lookup(list(wanted)[:MAX_NAMES * 2])
+        for name, (weight, why) in wanted.items():
+            rows = defs.get(name) or []
+            if not rows and weight >= policy.W_NAMED:
+                near = self._nearest(name)
+                if near:
+                    rows = self._lookup([near]).get(near) or []
+                    why = f"{near}: the nearest existing name to {name}"
+            for k, row in enumerate(rows[:DEF_LIMIT]):
+                w = policy.called_weight(name, weight, row, frames) - 3 * k
+                self._add_row(row, row["start_line"], why, w, anchor_name=name, max_lines=DEF_LINES)
+        self._follow_calls(wanted, defs, frames)
+
+    def _follow_calls(self, wanted: dict[str, tuple[float, str]], defs: dict[str, list[dict]], frames) -> None:
+        """One level below what the failing line and test call: the definitions of the names their
+        definitions call, the caller's own module first. Skipped for a definition the traceback already
+        runs through (its frames show the deeper calls)."""
+        follow: dict[str, tuple[float, str, str]] = {}  # callee -> (weight, why, the caller's path)
+        for name, (weight, _why) in wanted.items():
+            if weight >= policy.W_NAMED:
+                continue
+            for row in (defs.get(name) or [])[:1]:
+                if any(p == row["path"] and row["start_line"] <= n <= row["end_line"] for p, n, _ in frames):
+                    continue
+                for k, callee in enumerate(runners.callees(definition_body(row["text"], name), name)[:FOLLOW_PER_DEF]):
+                    if callee not in wanted and callee not in follow:
+                        follow[callee] = (weight - 6 - k, f"definition of {callee}, called by {name}", row["path"])
+        if not follow:
+            return
+        found = self._lookup(list(follow)[:MAX_NAMES])
+        for callee, (weight, why, path) in follow.items():
+            rows = sorted(found.get(callee) or [], key=lambda r: r["path"] != path)  # stable: same module first
+            for row in rows[:1]:
+                at = definition_line(row["text"].split("\n"), callee) or 1
+                self._add_row(row, row["start_line"] + at - 1, why, weight, anchor_name=callee, max_lines=DEF_LINES)
+
+    def _line(self, path: str, line: int) -> str:
+        lines = self.live.lines(path) or []
+        return lines[line - 1] if 0 < line <= len(lines) else ""
+
+    def _titled_test(self, t: runners.FailingTest) -> list[str]:
+        title = t.name.strip()[:200]
+        hits = self.searcher.store.literal_lookup([f"'{title}'", f'"{title}"', f"`{title}`"], 2)
+        out: list[str] = []
+        for rows in hits.values():
+            for row in rows:
+                if pathkind.is_test(row["path"]):
+                    out.extend(body_of(row["text"], title))
+        return out
+
+    def _lookup(self, names: list[str], tests_too: bool = False) -> dict[str, list[dict]]:
+        """Definitions of `names` from the store's symbol index, code under test before tests."""
+        try:
+            found = self.searcher.store.identifier_lookup(names, DEF_LIMIT * 3)
+        except Exception:  # noqa: BLE001 - a lookup failing leaves the other evidence
+            return {}
+        out = {}
+        for name, rows in found.items():
+            head: dict[str, dict] = {}  # a long definition is several chunks: keep the one with its header
+            for r in rows:
+                if (tests_too or not pathkind.is_test(r["path"])) and (
+                        r["path"] not in head or r["start_line"] < head[r["path"]]["start_line"]):
+                    head[r["path"]] = r
+            # the implementation before its stub or declaration file (`.pyi`, `.d.ts`)
+            out[name] = sorted(head.values(), key=lambda r: (pathkind.reads_as_doc(r["path"]), pathkind.is_test(r["path"]),
+                                                            r["path"].endswith((".pyi", ".d.ts"))))
+        return out
+
+    def _nearest(self, name: str) -> str | None:
+        try:
+            names = self.searcher.store.symbol_names()  # cached by the store per table version
+        except Exception:  # noqa: BLE001
+            names = []
+        close = difflib.get_close_matches(name, names, n=1, cutoff=0.75)
+        return close[0] if close and close[0] != name else None
+
+    def _add_row(self, row: dict, focus: int, why: str, weight: float, anchor_name: str = "",
+                 max_lines: int = 16) -> None:
+        path = row["path"]
+        text = row["text"].split("\n")
+        at = focus - row["start_line"]
+        anchor = text[at].strip()[:120] if 0 <= at < len(text) else ""
+        if self.live.changed_since_index(path) and anchor_name:
+            lines = self.live.lines(path) or []
+            line = definition_line(lines, anchor_name, near=row["start_line"])
+            if line is None:
+                return  # the definition is gone from the live file: never show the indexed text
+            n = row["end_line"] - row["start_line"]
+            self.items.append(Evidence(path, line, line + n, line, why, weight, language=row.get("language") or "",
+                                       max_lines=max_lines))
+            return
+        self.items.append(Evidence(path, row["start_line"], row["end_line"], focus, why, weight, anchor=anchor,
+                                   from_index=True, language=row.get("language") or "", max_lines=max_lines))
+        self.on_path.add(path)
+
+    # --- raise sites of the message -------------------------------------------------------------------
+    def _message_terms(self) -> tuple[list, list[str], list[str]]:
+        """(errors with a message of their own, exception class names, literal terms to look up)."""
+        errors = [e for e in self.sig.errors[:2] if e.message and not _HARNESS_MESSAGE.match(e.message)]
+        frags = [f for e in errors for f in lookup_fragments(e.message)]
+        classes = [e.etype.rsplit(".", 1)[-1] for e in self.sig.errors[:2]]
+        classes = [c for c in classes if re.fullmatch(r"[A-Z][\w$]{3,}", c) and not _builtin_error(c)]
+        return errors, classes, frags + [f"{c}(" for c in classes]
+
+    def _message_lookup(self) -> dict[str, list[dict]] | None:
+        """The literal lookup of the message's fragments: one store pass, run while git diffs the tree."""
+        terms = self._message_terms()[2]
+        if not terms:
+            return None
+        try:
+            return self.searcher.store.literal_lookup(terms, 6)
+        except Exception:  # noqa: BLE001
+            return None
+
+    def _message_sites(self, found: dict[str, list[dict]] | None) -> None:
+        errors, classes, _ = self._message_terms()
+        if found is None:
+            return
+        best: dict[str, tuple[float, dict, int]] = {}
+        for err in errors:
+            for frag in lookup_fragments(err.message):
+                for row in found.get(frag, []):
+                    score, raising, line = _run_score(row, err.message)
+                    if score and (row["id"] not in best or best[row["id"]][0] < score):
+                        best[row["id"]] = (score + (20 if raising else 0), row, line)
+        for score, row, line in sorted(best.values(), key=lambda t: t[0], reverse=True)[:3]:
+            # a message composed inside its own exception class says what, not where: the places
+            # raising that class come first then
+            composed = any(re.search(r"\bclass\s+" + re.escape(c) + r"\b", row["text"]) for c in classes)
+            if composed:
+                self._add_row(row, line, "the exception class that composes the message", policy.W_MESSAGE - 15)
+            else:
+                self._add_row(row, line, "raise site of the message", policy.W_MESSAGE + min(score, 60) / 10)
+        for c in classes:
+            sites = [r for r in found.get(f"{c}(", [])
+                     if re.search(r"\b(?:raise|throw|new)\s+(?:\w+\.)*" + re.escape(c) + r"\(", r["text"])]
+            if 0 < len(sites) <= 4:
+                for row in sites:
+                    line = _raise_line(row, c)
+                    self._add_row(row, line, f"raises {c}", policy.W_MESSAGE - 10)
+
+    def _search_fallback(self) -> None:
+        """Nothing located the failure: one ranked search for the message, gated on its literal text."""
+        if not self.sig.errors:
+            return
+        e = self.sig.errors[0]
+        try:
+            resp = self.searcher.search(f"{e.etype}: {e.message}"[:300], keywords=self.sig.identifiers[:3], k=4,
+                                        mode=self.mode)
+        except Exception:  # noqa: BLE001
+            return
+        for h in resp.hits:
+            if h.stale or hit_reason(h.snippet, h.score, self.sig) != "message-literal":
+                continue
+            first = next((i for i, t in enumerate(h.snippet.split("\n")) if t.strip()), 0)
+            anchor = h.snippet.split("\n")[first].strip()[:120]
+            self.items.append(Evidence(h.path, h.start_line, h.end_line, h.start_line + first, "matches the message",
+                                       policy.W_IMPORTED, anchor=anchor, from_index=True, language=h.language))
+
+
+def lookup_fragments(message: str) -> list[str]:
+    """The template fragments, plus the first and last four words of each long one: a long message is often
+    one string literal split over lines in the source (`'found no dependencies ' +` / `'a supported
+    registry'`), which no whole-fragment lookup finds. The full message ranks the rows found (_run_score)."""
+    out = template_fragments(message)
+    for frag in list(out):
+        words = frag.split()
+        if len(words) >= 6:
+            for part in (" ".join(words[:4]), " ".join(words[-4:])):
+                if len(part) >= 12 and part not in out:
+                    out.append(part)
+    return out
+
+
+def _builtin_error(name: str) -> bool:
+    return name in {"ValueError", "TypeError", "KeyError", "IndexError", "AttributeError", "RuntimeError",
+                    "AssertionError", "Exception", "Error", "NotImplementedError", "StopIteration", "OSError",
+                    "RangeError", "ReferenceError", "SyntaxError", "ZeroDivisionError", "NameError", "ImportError"}
+
+
+def _run_score(row: dict, message: str) -> tuple[float, bool, int]:
+    """(score, looks like a raise site in code, file line of the run) of one chunk for a message."""
+    run, line = shared_run(message, row["text"])
+    if run < MIN_RUN_CHARS:
+        return 0.0, False, row["start_line"]
+    lines = row["text"].split("\n")
+    raising = bool(_RAISE_WORDS.search("\n".join(lines[max(0, line - 4): line + 5])))
+    return float(run), raising and not pathkind.reads_as_doc(row["path"]), row["start_line"] + line
+
+
+def _raise_line(row: dict, name: str) -> int:
+    pat = re.compile(r"\b(?:raise|throw|new)\s+(?:\w+\.)*" + re.escape(name) + r"\(")
+    for i, text in enumerate(row["text"].split("\n")):
+        if pat.search(text):
+            return row["start_line"] + i
+    return row["start_line"]
+
+
+def _language(path: str) -> str:
+    from hippo.index.chunking.languages import detect_language
+
+    return detect_language(path) or "text"
+
+
+def _hits(searcher, live: LiveFiles, chosen) -> list[dict]:
+    """Hit dicts (the search result shape plus `why`), text from the live files."""
+    paths = sorted({ev.path for ev, *_ in chosen})
+    dates = _dates(searcher, live, paths)
+    out = []
+    for ev, lo, hi, text in chosen:
+        out.append({"id": f"{ev.path}:{lo}-{hi}", "path": ev.path, "start_line": lo, "end_line": hi,
+                    "language": ev.language or _language(ev.path), "score": round(min(1.0, policy.adjust(ev) / 100), 2),
+                    "snippet": text, "last_modified": dates.get(ev.path, ""), "stale": False, "symbol": "",
+                    "truncated": False, "why": redact(ev.why)[0]})  # it may quote a name from the output
+    return out
+
+
+def _dates(searcher, live: LiveFiles, paths: list[str]) -> dict[str, str]:
+    """Last commit date of clean files (cached per blob), the file's mtime for edited ones."""
+    from hippo.core import gitutil
+
+    known = searcher.__dict__.setdefault("_commit_dates", {})
+    out: dict[str, str] = {}
+    clean = {}
+    for p in paths:
+        rec = searcher.state.files.get(p)
+        if rec is not None and rec.blob and not live.changed_since_index(p):
+            clean[p] = (p, rec.blob)
+        else:
+            try:
+                out[p] = date.fromtimestamp((live.root / p).stat().st_mtime).isoformat()
+            except OSError:
+                pass
+    missing = [p for p, key in clean.items() if key not in known]
+    if missing:
+        try:
+            found = gitutil.last_commit_dates(live.root, missing)
+        except Exception:  # noqa: BLE001 - dates are a nicety
+            found = {}
+        known.update({clean[p]: d for p, d in found.items()})
+    out.update({p: known[key] for p, key in clean.items() if key in known})
+    return out
+
+
+def _summary(sig: Signals) -> str:
+    if sig.errors:
+        e = sig.errors[0]
+        return f"{e.etype}: {e.message}"[:200]
+    if sig.failed_tests:
+        return f"failing test {sig.failed_tests[0]}"[:200]
+    return "failed command"

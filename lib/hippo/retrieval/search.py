@@ -1,0 +1,686 @@
+"""Hybrid retrieval: vector kNN + full-text (raw and code-aware), fused with reciprocal rank fusion, then
+keyword boosts, exact and glob filters, down-weighting of tests/vendored code, merging of adjacent chunks,
+dynamic top-k and a character budget. Every answer says how fresh it is.
+
+Retrieval goes through `hippo.index.store.Store` (which builds every LanceDB query and all SQL); this module
+ranks and fuses what it returns. lancedb/numpy are imported when a Searcher opens, not at module import,
+so `from hippo.retrieval.search import Hit` stays cheap for hooks.
+"""
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+
+from hippo.core.config import Settings, load_settings
+from hippo.core.errors import BadQueryError, DamagedIndexError, NoIndexError
+from hippo.core.indexdir import IndexDir
+from hippo.core.textutil import query_terms, text_terms
+from hippo.index.state import IndexState, load_state
+from hippo.retrieval import pasted, rerank
+from hippo.retrieval import rankpolicy as policy
+from hippo.retrieval.filerank import FileEvidence, rank_files
+from hippo.retrieval.results import Candidate, Hit, SearchResponse
+
+__all__ = ["Searcher", "search", "Hit", "SearchResponse"]
+
+CANDIDATES = 60  # per retriever
+DEFINITIONS = 8  # chunks defining each name the query uses
+MAX_QUERY_CHARS = 2000
+TRUNCATION_MARK = "// ... (content truncated)"
+MIN_CONFIDENCE = 0.32  # below this for every hit: say "no high-confidence results"
+KEEP_CONF_SHARE = 0.55  # a block is shown when its confidence is at least this share of the best one's
+ALONE_CONF, ALONE_GAP = 0.85, 0.3  # one very strong hit stands alone when the next is this much weaker
+NEAR_DUPLICATE = 0.8  # share of a block's lines another shown block already holds: not shown twice
+MAX_CANDIDATES = 10  # pointer lines after the snippets (one per file)
+MAX_FILES_NAMED = 12  # snippets' files + pointers: enough for a change that touches several files
+MIN_POINTERS = 4  # make room for this many by dropping late repeat blocks of files already shown
+PROTECTED_HITS = 5  # ... but never any of the first five snippets
+WEAK_POINTERS = 5  # when nothing is confident: a few pointers beside the "no high-confidence results" message
+CANDIDATE_FLOOR = 0.3  # a file needs this share of the best file's evidence to be listed
+RESULT_SLOT_CHARS = 220  # XML around one result's snippet (tags, id, lines, language, date): less than it takes
+
+
+@dataclass
+class _Cand:
+    row: dict
+    rrf: float = 0.0
+    cos: float | None = None
+    conf: float = 0.0
+    final: float = 0.0
+    definition: float = 0.0  # defines a name the query uses (rerank.definition_strength)
+
+
+@dataclass
+class _Block:
+    """A merged run of chunks on its way to becoming a Hit, with the scores that order and gate it."""
+
+    hit: Hit
+    rank: float
+    conf: float
+
+
+def validate_globs(globs: Sequence[str]) -> list[str]:
+    """Globs are repo-relative gitignore-style patterns; anything reaching outside the repo is refused.
+    One validator serves the CLI, /rag and the MCP tool (rag_args.check_glob)."""
+    from hippo.retrieval.rag_args import check_glob
+
+    return [check_glob(g, name="Glob") for g in globs if g and g.strip()]
+
+
+class StateWatch:
+    """Tells a long-lived reader (warm server, MCP server) when state.json changed since it last looked.
+
+    One stat per query: a writer rewrites state.json after every committed batch, so an unchanged stamp
+    means the open Searcher is still current.
+    """
+
+    def __init__(self, index_dir: Path) -> None:
+        self.path = IndexDir(Path(index_dir)).state
+        self.seen = self.stamp()
+
+    def stamp(self) -> float | None:
+        try:
+            return self.path.stat().st_mtime
+        except OSError:
+            return None
+
+    def changed(self) -> bool:
+        now = self.stamp()
+        changed, self.seen = now != self.seen, now
+        return changed
+
+
+class Searcher:
+    """An open index. Cheap to query many times; the query server keeps one warm.
+
+    Every reader (CLI, MCP, warm server, hooks) opens the index here, so this is where an index dir the
+    writer would refuse (a planted `.hippo/`) is refused, and where damage becomes DamagedIndexError.
+    """
+
+    def __init__(self, root: Path, settings: Settings | None = None, embedder=None) -> None:
+        from hippo.core import integrity
+        from hippo.core.integrity import refuse_planted
+
+        self.root = Path(root)
+        self.settings = settings or load_settings(self.root)
+        self.index_dir = self.settings.index_path(self.root)
+        refuse_planted(self.root, self.index_dir)
+        self._embedder = embedder
+        self.state = self._load_state()
+        mark = integrity.damage_mark(self.index_dir)
+        if mark:  # a reader already found it damaged; the rebuild has not finished yet
+            raise DamagedIndexError(mark)
+        from hippo.index.store import Store
+
+        self.store = Store(self.index_dir, self.state.dim)
+        if not self.store.has_chunks():
+            if self.state.chunk_count:  # rows were committed, so the table existed
+                self.store.require_chunks()
+            raise NoIndexError()
+
+    def _load_state(self) -> IndexState:
+        state = load_state(self.index_dir)
+        if state is None or not IndexDir(self.index_dir).db.exists():
+            raise NoIndexError()
+        return state
+
+    def refresh(self) -> None:
+        """Pick up the latest committed index version (the writer may have moved on).
+
+        Table first, then state: the writer marks state.json "vectors incomplete" before it adds rows, so a
+        state read after the table can only be more cautious than the rows we now see, never less.
+        """
+        self.store.refresh()  # also empties the store's substring-scan cache
+        self.__dict__.pop("_reader", None)  # .hippoignore may have changed too
+        state = load_state(self.index_dir)
+        if state is None:
+            return
+        if (state.model_id, state.dim) != (self.state.model_id, self.state.dim):
+            # Rebuilt with another model: a long-lived server must not embed queries with the old one.
+            from hippo.index.store import Store
+
+            self._embedder = None
+            self.store.close()
+            self.store = Store(self.index_dir, state.dim)
+        self.state = state
+
+    def embedder(self):
+        if self._embedder is None:
+            from hippo.core.errors import HippoError
+            from hippo.index.embedding import load_embedder, model_id_for
+
+            if model_id_for(self.settings.model) != self.state.model_id:
+                raise HippoError(f"The index was built with {self.state.model_id} but the configured model is "
+                                 f"{self.settings.model}. Run `hippo index` to rebuild.")
+            self._embedder = load_embedder(self.settings.model, threads=self.settings.threads)
+        return self._embedder
+
+    # --- public ----------------------------------------------------------------------------------
+    def search(self, query: str, *, keywords: Sequence[str] = (), globs: Sequence[str] = (), exact: bool = False,
+               k: int | None = None, budget_chars: int | None = None, mode: str = "hybrid",
+               rerank_ms: int | None = None) -> SearchResponse:
+        """Raises DamagedIndexError when the table files are damaged (the caller has the index rebuilt).
+
+        `rerank_ms`: how long the configured cross-encoder may take (None: no limit; hooks pass their budget,
+        and a model not loaded yet is then skipped rather than loaded)."""
+        with self.store.reading():
+            return self._search(query, keywords=keywords, globs=globs, exact=exact, k=k,
+                                budget_chars=budget_chars, mode=mode, rerank_ms=rerank_ms)
+
+    def _search(self, query: str, *, keywords: Sequence[str], globs: Sequence[str], exact: bool,
+                k: int | None, budget_chars: int | None, mode: str, rerank_ms: int | None = None) -> SearchResponse:
+        started = time.perf_counter()
+        query = (query or "").strip()
+        keywords = [kw.strip() for kw in keywords if kw and kw.strip()]
+        if not query and not keywords:
+            raise BadQueryError("Empty query: say what you are looking for, e.g. `hippo search \"where are tokens checked\"`.")
+        if mode not in ("hybrid", "vector", "keyword"):
+            raise BadQueryError(f"Unknown search mode {mode!r} (hybrid, vector, keyword).")
+        if exact and not keywords:
+            raise BadQueryError("--exact needs at least one --keyword to match.")
+        query = query[:MAX_QUERY_CHARS] or " ".join(keywords)
+        globs = validate_globs(globs)
+        k = max(1, min(int(k or self.settings.default_k), 50))
+        budget = int(budget_chars or self.settings.budget_chars)
+
+        from hippo.index.store import Filter
+
+        pred = self._path_filter(globs)
+        if pred is not None and not pred.paths:
+            return self._respond(query, [], 0, started, mode, f"No indexed files match {', '.join(globs)}.")
+        all_rows = self.store.count()
+        # state.json says when every row has its vector; only a partial index needs the filtered count
+        embedded = all_rows if self.state.vectors_complete else self.store.count(Filter(embedded=True))
+        use_vectors = mode in ("hybrid", "vector") and embedded > 0
+        # Pasted output (tracebacks, logs): search its message, not its boilerplate (see pasted.py).
+        is_pasted = pasted.looks_pasted(query)
+        focus = (pasted.focus_text(query) or query) if is_pasted else query
+        phrases = pasted.phrases(query) if is_pasted else []
+        cands: dict[str, _Cand] = {}
+        qvec = None
+        if use_vectors:
+            qvec = self.embedder().embed_query(focus)
+            self._fuse(cands, self.store.nearest(qvec, CANDIDATES, pred),
+                       weight=policy.VECTOR_WEIGHT if mode == "hybrid" else 1.0)
+        if mode in ("hybrid", "keyword"):
+            self._fuse(cands, self.store.fulltext(" ".join([focus, *keywords]), CANDIDATES, pred))
+            if phrases:
+                self._fuse(cands, self._phrase_scan(phrases, pred))
+                self._fuse(cands, self.store.fulltext(" ".join(dict.fromkeys(" ".join(phrases).split())),
+                                                      CANDIDATES, pred))
+        if keywords:
+            self._fuse(cands, self._keyword_scan(keywords, pred, case_sensitive=exact))
+        intent = policy.read_intent(query, pasted=is_pasted)
+        if intent.names and mode in ("hybrid", "keyword"):
+            self._fuse_definitions(cands, intent, pred)
+        if exact:
+            cands = {i: c for i, c in cands.items() if all(kw in c.row["text"] for kw in keywords)}
+        total = len(cands)
+        self._score(cands.values(), focus, keywords, qvec, phrases, intent)
+        if self.settings.rerank_model and cands:
+            self._cross_encode(list(cands.values()), focus, rerank_ms)
+        hits, message, pointers = self._select(cands.values(), query, k, budget,
+                                               query_terms(focus + " " + " ".join(keywords)))
+        strategy = {"hybrid": "hybrid (semantic + keyword)", "vector": "semantic only",
+                    "keyword": "keyword only"}[mode]
+        if mode != "keyword" and not use_vectors:
+            strategy = "keyword only (vectors not built yet)"
+        resp = self._respond(query, hits, total, started, strategy, message, embedded, all_rows)
+        resp.candidates = pointers
+        return resp
+
+    def chunks_at(self, path: str, line: int) -> list[dict]:
+        """Indexed chunks of `path` that cover `line` (for error frames pointing at a file:line)."""
+        return self.store.chunks_at(path, line)
+
+    # --- retrieval -------------------------------------------------------------------------------
+    def _path_filter(self, globs: list[str]):
+        """A store Filter for the indexed files the globs select (no paths: nothing matches), or None."""
+        if not globs:
+            return None
+        import pathspec
+
+        from hippo.index.store import Filter
+
+        spec = pathspec.PathSpec.from_lines("gitignore", globs)
+        return Filter(paths=tuple(p for p in self.state.files if spec.match_file(p)))
+
+    def _phrase_scan(self, phrases: list[str], pred) -> list[dict]:
+        """Chunks holding a run of the pasted message's words (one regex pass over the text column)."""
+        top = phrases[:12]
+        rows = self.store.regex_scan(pasted.phrase_regex(top), CANDIDATES * 3, pred)
+
+        def hits(r: dict) -> int:
+            norm = pasted.normalise(r["text"])
+            return sum(len(ph) for ph in top if ph in norm)
+
+        return sorted(rows, key=hits, reverse=True)[:CANDIDATES]
+
+    def _keyword_scan(self, keywords: list[str], pred, case_sensitive: bool) -> list[dict]:
+        """Chunks holding the keywords (every one, case-sensitive, for --exact; else any)."""
+        rows = self.store.substring_scan(keywords, CANDIDATES * 4, pred, case_sensitive=case_sensitive,
+                                         require_all=case_sensitive)
+
+        # Chunks holding more of the keywords, and holding them more often, rank first.
+        def weight(r: dict) -> int:
+            low = r["text"].lower()
+            return sum(low.count(kw.lower()) > 0 for kw in keywords) * 1000 + sum(low.count(kw.lower()) for kw in keywords)
+
+        return sorted(rows, key=weight, reverse=True)[:CANDIDATES]
+
+    def _fuse_definitions(self, cands: dict[str, _Cand], intent: policy.Intent, pred) -> None:
+        """The chunks defining the names the query uses join the candidates, and every candidate learns
+        whether it defines one. The store's symbol index names most definitions; a class whose header the
+        chunker merged into its first method's chunk (`Request.__init__`) is found by its header line."""
+        wanted = list(dict.fromkeys(n for name in intent.names
+                                    for n in (name.replace("::", ".").replace("#", "."),
+                                              re.split(r"\.|::|#", name)[-1])))
+        found = self.store.identifier_lookup(wanted, DEFINITIONS, pred)
+        rows = [r for n in wanted for r in found.get(n, [])]
+        strength = {r["id"]: rerank.definition_strength(r.get("symbol") or "", intent.names) for r in rows}
+        headless = [n for n in intent.names if "." not in n and "::" not in n and "#" not in n
+                    and not any(strength.get(r["id"], 0) >= 1 for r in found.get(n, []))]
+        if headless:
+            phrases = [f"{kw} {n}" for n in headless for kw in policy.DEFINITION_KEYWORDS]
+            for n_rows in self.store.literal_lookup(phrases, DEFINITIONS, pred).values():
+                for r in n_rows:
+                    if any(policy.defines(r["text"], n) for n in headless):
+                        rows.append(r)
+                        strength[r["id"]] = 1.0
+        rows.sort(key=lambda r: -strength.get(r["id"], 0.0))
+        self._fuse(cands, list({r["id"]: r for r in rows}.values()), weight=policy.DEFINITION_LIST_WEIGHT)
+        for c in cands.values():
+            c.definition = max(strength.get(c.row["id"], 0.0),
+                               rerank.definition_strength(c.row.get("symbol") or "", intent.names))
+
+    @staticmethod
+    def _fuse(cands: dict[str, _Cand], rows: list[dict], weight: float = 1.0) -> None:
+        for rank, row in enumerate(rows):
+            c = cands.get(row["id"])
+            if c is None:
+                c = cands[row["id"]] = _Cand(row=row)
+            c.rrf += weight / (policy.RRF_K + rank + 1)
+            if "_cos" in row:
+                c.cos = row["_cos"]
+
+    # --- scoring ---------------------------------------------------------------------------------
+    def _score(self, cands, query: str, keywords: list[str], qvec, phrases: Sequence[str] = (),
+               intent: policy.Intent | None = None) -> None:
+        """First stage (fused rank + confidence), then the feature reranker (rerank.score)."""
+        cands = list(cands)
+        if not cands:
+            return
+        import numpy as np
+
+        intent = intent or policy.read_intent(query, pasted=bool(phrases))
+        if qvec is not None:
+            missing = [c for c in cands if c.cos is None and c.row.get("embedded")]
+            for c in missing:
+                c.cos = float(np.dot(np.asarray(c.row["vector"], dtype=np.float32), qvec))
+        terms = query_terms(query + " " + " ".join(keywords))
+        stems = {rerank.stem(t) for t in terms if len(t) > 2}
+        best_rrf = max(c.rrf for c in cands)
+        for c in cands:
+            r = c.row
+            present = text_terms(f"{r['text']} {r['path']} {r.get('symbol', '')} {r.get('breadcrumb', '')}")
+            # Saturating: a long query is not penalised for words no single chunk could hold.
+            coverage = min(1.0, len(terms & present) / min(len(terms), policy.COVERAGE_TERMS)) if terms else 0.0
+            n_phr = sum(1 for ph in phrases if ph in pasted.normalise(r["text"])) if phrases else 0
+            vec_conf = (min(1.0, max(0.0, (c.cos - policy.COS_FLOOR) / policy.COS_SPAN))
+                        if c.cos is not None else 0.0)
+            kw_cov = (sum(1 for kw in keywords if kw.lower() in r["text"].lower()) / len(keywords)) if keywords else 0.0
+            conf = max(policy.VEC_CONF * vec_conf, policy.COVERAGE_CONF * coverage ** 1.5, policy.KEYWORD_CONF * kw_cov)
+            if vec_conf and coverage:
+                conf = min(1.0, conf + policy.AGREE_BONUS * min(vec_conf, coverage))
+            if n_phr:
+                conf = max(conf, min(1.0, policy.PHRASE_CONF + policy.PHRASE_CONF_STEP * n_phr))
+            first = (policy.RANK_W * (c.rrf / best_rrf) + (1 - policy.RANK_W) * conf
+                     + policy.KEYWORD_BONUS * kw_cov + policy.PHRASE_BONUS * min(n_phr, 3) / 3)
+            lang = r.get("language") or ""
+            feats = rerank.Features(first=first, conf=conf, kind=policy.path_kind(r["path"], lang),
+                                    import_only=policy.is_import_only(r["text"], lang), definition=c.definition,
+                                    symbol_words=rerank.words_in_name(r.get("symbol") or "", stems))
+            scored = rerank.score(feats, intent)
+            c.conf, c.final = scored.conf, scored.final
+
+    def _cross_encode(self, cands: list[_Cand], query: str, budget_ms: int | None) -> None:
+        """Blend the configured cross-encoder's score into the top candidates' (rankpolicy.CROSS_ENCODER_*).
+        Within a budget it reads only as many candidates as the last measured speed allows, and never loads
+        the model; a cross-encoder that fails leaves the feature ranking as it was."""
+        from hippo.core.errors import HippoError
+
+        top = sorted(cands, key=lambda c: (-c.final, c.row["path"], c.row["start_line"]))[:policy.CROSS_ENCODER_DEPTH]
+        n = len(top)
+        if budget_ms is not None:
+            per = rerank.measured_ms_per_pair(self.settings.rerank_model)
+            if per is None:
+                return
+            n = min(n, int(budget_ms / per))
+        if n < 2:
+            return
+        try:
+            enc = rerank.cross_encoder(self.settings.rerank_model, threads=self.settings.threads or None)
+            scores = enc.scores(query, [c.row["text"] for c in top[:n]])
+        except (HippoError, OSError, ValueError, RuntimeError) as exc:
+            from hippo.core.runtime import log
+
+            log(self.index_dir, "cross-encoder skipped", exc)
+            return
+        best = max(c.final for c in top[:n]) or 1.0
+        share = policy.CROSS_ENCODER_SHARE
+        for c, s in zip(top[:n], scores, strict=True):  # it vouches for relevance: rank and confidence
+            c.final = best * ((1 - share) * c.final / best + share * s)
+            c.conf = (1 - share) * c.conf + share * s
+
+    def _select(self, cands, query: str, k: int, budget: int,
+                terms: set[str] = frozenset()) -> tuple[list[Hit], str | None, list[Candidate]]:
+        """Snippets of the best chunks within the budget, then pointers to the best files not shown."""
+        ranked = sorted(cands, key=lambda c: c.final, reverse=True)
+        files = rank_files(((c.row, c.final) for c in ranked), terms, query)
+        if not ranked or ranked[0].conf < MIN_CONFIDENCE and max(c.conf for c in ranked) < MIN_CONFIDENCE:
+            return [], (f"No high-confidence results found for {query[:120]!r}; the candidates, if any, are weak. "
+                        "Try other words, a --keyword, or a broader --glob."), _candidates(files, set())[:WEAK_POINTERS]
+        # Snippets stay in chunk order: lifting blocks of files with more evidence cost the first hit on
+        # paraphrased questions (bench/quality), so file evidence orders the pointers only.
+        blocks = _distinct(_merge_rows(ranked[: k * 4]))
+        top_conf = max(b.conf for b in blocks)
+        chosen = [b for b in blocks if b.conf >= max(MIN_CONFIDENCE * 0.8, top_conf * KEEP_CONF_SHARE)][:k]
+        if len(chosen) > 1 and chosen[0].conf >= ALONE_CONF and chosen[1].conf < chosen[0].conf - ALONE_GAP:
+            chosen = chosen[:1]  # one very strong hit stands alone
+        keep = _apply_budget([b.hit for b in chosen], budget, sorted(terms))
+        keep = _make_room_for_pointers(keep, files, k, budget)
+        # Pointers are paid for by what the snippets left of the budget and by the result slots (of k) left
+        # unused, so an answer is never longer than one with k full results; a file whose snippet did not
+        # fit becomes a pointer.
+        pointers = _candidates(files, {h.path for h in keep})[: max(0, MAX_FILES_NAMED - len({h.path for h in keep}))]
+        allowance = _allowance(keep, k, budget)
+        while pointers and _pointers_cost(pointers) > allowance:
+            pointers.pop()
+        self._annotate(keep)
+        return keep, None, pointers
+
+    def _annotate(self, hits: list[Hit]) -> None:
+        """Mark stale hits (live file differs from the indexed text) and fill in last_modified."""
+        from hippo.core import gitutil
+
+        # one `git log` per file is the slowest part of a warm query: remember each (path, blob)'s date
+        known = self.__dict__.setdefault("_commit_dates", {})
+        keys = {h.path: (h.path, rec.blob) for h in hits if (rec := self.state.files.get(h.path)) and rec.blob}
+        missing = sorted(p for p, key in keys.items() if key not in known)
+        if missing:
+            try:
+                found = gitutil.last_commit_dates(self.root, missing)
+            except Exception:  # noqa: BLE001 - dates are a nicety; never fail a search over them
+                found = {}
+            if len(known) > 50_000:
+                known.clear()
+            known.update({keys[p]: d for p, d in found.items()})
+        dates = {p: known[key] for p, key in keys.items() if key in known}
+        reader = self.__dict__.get("_reader")
+        if reader is None:  # the one read gate (repo_read): no symlink, FIFO, secret name, oversized file
+            from hippo.core.repo_read import RepoReader
+
+            reader = self.__dict__["_reader"] = RepoReader(self.root, self.settings)
+        for h in hits:
+            live = self.root / h.path
+            rec = self.state.files.get(h.path)
+            try:
+                st = live.stat()
+            except OSError:
+                h.stale = True
+                continue
+            if rec is None or st.st_size != rec.size or st.st_mtime_ns != rec.mtime_ns:
+                # the index applied .gitignore when it took the file; the name rules are checked again
+                h.stale = not _live_matches(reader.read_bytes(h.path, check_ignored=False), h)
+            h.last_modified = dates.get(h.path) or date.fromtimestamp(st.st_mtime).isoformat()
+
+    def _respond(self, query, hits, total, started, strategy, message, embedded: int | None = None,
+                 all_rows: int | None = None) -> SearchResponse:
+        meta = {
+            "total_hits": total, "returned_hits": len(hits),
+            "latency_ms": int((time.perf_counter() - started) * 1000),
+            "search_strategy": strategy,
+            "indexed_commit": (self.state.indexed_commit or "")[:12] or "none (not a git commit)",
+        }
+        if embedded is not None and all_rows and embedded < all_rows:
+            from hippo.index.status import vectors_note  # says whether a builder is alive, not just the percentage
+
+            meta["index_status"] = vectors_note(self.index_dir, self.state, embedded, all_rows)
+        return SearchResponse(query=query, hits=hits, meta=meta, message=message)
+
+
+def _merge_rows(cands: list[_Cand]) -> list[_Block]:
+    """Merge overlapping or adjacent chunks of one file into one block, best first."""
+    by_path: dict[str, list[_Cand]] = {}
+    for c in cands:
+        by_path.setdefault(c.row["path"], []).append(c)
+    hits: list[_Block] = []
+    for path, group in by_path.items():
+        group.sort(key=lambda c: c.row["start_line"])
+        run: list[_Cand] = []
+        for c in group:
+            if run and c.row["start_line"] > max(x.row["end_line"] for x in run) + 1:
+                hits.append(_block(path, run))
+                run = []
+            run.append(c)
+        if run:
+            hits.append(_block(path, run))
+    hits.sort(key=lambda b: (-b.rank, b.hit.path, b.hit.start_line))
+    return hits
+
+
+def _line_set(text: str) -> set[str]:
+    return {" ".join(ln.split()) for ln in text.split("\n") if len(ln.strip()) > 3}
+
+
+def _distinct(blocks: list[_Block]) -> list[_Block]:
+    """Blocks whose text another, better block already shows (README and its PKG-INFO copy, a vendored
+    duplicate) are dropped: a search never shows the same text twice."""
+    out: list[_Block] = []
+    seen: list[set[str]] = []
+    for b in blocks:
+        lines = _line_set(b.hit.snippet)
+        if lines and any(len(lines & s) >= NEAR_DUPLICATE * min(len(lines), len(s)) for s in seen):
+            continue
+        out.append(b)
+        seen.append(lines)
+    return out
+
+
+def _block(path: str, run: list[_Cand]) -> _Block:
+    lines: dict[int, str] = {}
+    for c in run:
+        for n, text in enumerate(c.row["text"].split("\n"), start=int(c.row["start_line"])):
+            lines.setdefault(n, text)
+    start, end = min(lines), max(lines)
+    best = max(run, key=lambda c: c.final)
+    symbols = [c.row.get("symbol") or "" for c in sorted(run, key=lambda c: -c.final)]
+    hit = Hit(id=best.row["id"], path=path, start_line=start, end_line=end, language=best.row.get("language") or "",
+              score=round(min(1.0, max(c.final for c in run)), 4),
+              snippet="\n".join(lines.get(n, "") for n in range(start, end + 1)),
+              symbol=next((s for s in symbols if s), ""))
+    # rank orders blocks; conf gates dynamic top-k
+    return _Block(hit=hit, rank=max(c.final for c in run), conf=max(c.conf for c in run))
+
+
+def _candidates(files: list[FileEvidence], shown: set[str]) -> list[Candidate]:
+    """Pointers to the best files without a snippet, in file-evidence order, one per file: the best chunk's
+    lines, symbol and score (the same scale as a result's score)."""
+    if not files:
+        return []
+    floor = CANDIDATE_FLOOR * files[0].score
+    out: list[Candidate] = []
+    for f in files:
+        if f.path in shown:
+            continue
+        if f.score < floor or len(out) >= MAX_CANDIDATES:
+            break
+        row = f.best
+        out.append(Candidate(path=f.path, start_line=int(row["start_line"]), end_line=int(row["end_line"]),
+                             symbol=(row.get("symbol") or next(iter(f.symbols), ""))[:80],
+                             score=round(min(1.0, f.best_final), 4)))
+    return out
+
+
+def _allowance(hits: list[Hit], k: int, budget: int) -> int:
+    return budget - sum(len(h.snippet) for h in hits) + RESULT_SLOT_CHARS * max(0, k - len(hits))
+
+
+def _make_room_for_pointers(hits: list[Hit], files: list[FileEvidence], k: int, budget: int) -> list[Hit]:
+    """Drop the last repeat blocks of files already shown (never one of the first PROTECTED_HITS) until
+    MIN_POINTERS pointers fit: a file's fourth snippet is worth less than naming four more files."""
+    hits = list(hits)
+    want = _candidates(files, {h.path for h in hits})[:MIN_POINTERS]
+    while want and _pointers_cost(want) > _allowance(hits, k, budget):
+        repeats = [i for i in range(PROTECTED_HITS, len(hits)) if hits[i].path in {h.path for h in hits[:i]}]
+        if not repeats:
+            break
+        hits.pop(repeats[-1])
+    return hits
+
+
+def _pointer_cost(c: Candidate) -> int:
+    """Characters the pointer adds to the XML answer (the largest of the three formats)."""
+    from hippo.retrieval.render import candidate_element
+
+    return len(candidate_element(c)) + 1
+
+
+def _pointers_cost(pointers: Sequence[Candidate]) -> int:
+    from hippo.retrieval.render import CANDIDATES_CLOSE, CANDIDATES_OPEN
+
+    return sum(_pointer_cost(c) for c in pointers) + (len(CANDIDATES_OPEN) + len(CANDIDATES_CLOSE) + 2 if pointers else 0)
+
+
+def _apply_budget(hits: list[Hit], budget: int, terms: Sequence[str] = ()) -> list[Hit]:
+    """Keep whole hits while they fit; trim the one that overflows.
+
+    A block that is too big is trimmed around the lines that contain the query's terms (a merged block can
+    open with unrelated one-liners and reach the matching code only far below): those lines and their
+    neighbours are kept, every elided run inside is marked `// ... (N lines)` and start/end_line shrink to
+    what is shown. A block with no matching line is cut at a line boundary with TRUNCATION_MARK.
+    """
+    out, left = [], budget
+    per_hit_cap = max(budget // 2, 600)
+    stems = _stems(terms)
+    for h in hits:
+        cap = min(left, per_hit_cap)
+        if cap < 200:
+            break
+        if len(h.snippet) > cap:
+            lines = h.snippet.split("\n")
+            matches = _matching_lines(lines, stems)
+            if matches:
+                _trim_around(h, lines, matches, cap)
+            else:
+                kept, size = [], 0
+                for line in lines:
+                    if size + len(line) + 1 > cap - len(TRUNCATION_MARK) - 1:
+                        break
+                    kept.append(line)
+                    size += len(line) + 1
+                if not kept:
+                    kept = [lines[0][: max(cap - len(TRUNCATION_MARK) - 1, 0)]]
+                h.end_line = h.start_line + len(kept) - 1
+                h.snippet = "\n".join(kept + [TRUNCATION_MARK])
+            h.truncated = True
+        out.append(h)
+        left -= len(h.snippet)
+    return out
+
+
+def _stems(terms: Sequence[str]) -> list[str]:
+    """Crude stems so "expired tokens rejected" finds `expire`, `token`, `reject`."""
+    return sorted({t if len(t) <= 4 else t[: max(4, len(t) - 3)] for t in (x.lower() for x in terms) if t})
+
+
+def _matching_lines(lines: list[str], stems: list[str]) -> dict[int, int]:
+    """Line index -> how many different query stems the line contains (lines with none are left out)."""
+    found: dict[int, int] = {}
+    if not stems:
+        return found
+    for i, line in enumerate(lines):
+        words = text_terms(line)
+        n = sum(1 for st in stems if any(w.startswith(st) for w in words))
+        if n:
+            found[i] = n
+    return found
+
+
+def _elision(n: int) -> str:
+    return f"// ... ({n} line{'s' if n != 1 else ''})"
+
+
+def _trim_around(h: Hit, lines: list[str], matches: dict[int, int], cap: int) -> None:
+    """Keep the best-matching lines first, then grow context around each of them (two lines below for every
+    line above: the body follows the line that names the thing) until `cap` characters, markers included."""
+    mark = len(_elision(len(lines))) + 1  # every kept island may need one marker after it
+    size = len(TRUNCATION_MARK) + 1
+    keep: set[int] = set()
+    for i in sorted(matches, key=lambda i: (-matches[i], i)):  # every matching line that fits, best first
+        if size + len(lines[i]) + 1 + mark <= cap:
+            keep.add(i)
+            size += len(lines[i]) + 1 + mark
+    if not keep:  # even the best line is too long: keep its head
+        i = max(matches, key=lambda i: (matches[i], -i))
+        lines = lines[:]
+        lines[i] = lines[i][: max(cap - size - mark, 0)]
+        keep.add(i)
+    # Grow outward from each anchor, one direction at a time, until that direction hits a line that no
+    # longer fits (so islands never split and the reserved markers stay enough).
+    fronts = {(a, step): a for a in sorted(keep) for step in (1, -1)}
+    while fronts:
+        for key in list(fronts):
+            a, step = key
+            for _ in range(2 if step == 1 else 1):
+                j = fronts[key] + step
+                if j < 0 or j >= len(lines) or j in keep:
+                    fronts.pop(key)
+                    break
+                if size + len(lines[j]) + 1 > cap:
+                    fronts.pop(key)
+                    break
+                keep.add(j)
+                size += len(lines[j]) + 1
+                fronts[key] = j
+    chosen = sorted(keep)
+    out: list[str] = []
+    kept_lines: list[tuple[int, str]] = []
+    for n, i in enumerate(chosen):
+        if n and i > chosen[n - 1] + 1:
+            out.append(_elision(i - chosen[n - 1] - 1))
+        out.append(lines[i])
+        kept_lines.append((h.start_line + i, lines[i]))
+    if chosen[-1] < len(lines) - 1:
+        out.append(TRUNCATION_MARK)
+    first = h.start_line
+    h.start_line, h.end_line = first + chosen[0], first + chosen[-1]
+    h.snippet = "\n".join(out)
+    h._kept_lines = kept_lines  # type: ignore[attr-defined]  # what _live_matches compares
+
+
+def _live_matches(data: bytes | None, hit: Hit) -> bool:
+    """Does the live file (None: unreadable or refused) still hold the hit's lines?"""
+    if data is None:
+        return False
+    text = data.decode("utf-8", errors="replace").replace("\r\n", "\n")
+    kept = getattr(hit, "_kept_lines", None)
+    if kept is not None:  # trimmed around matches: compare the shown lines at their own line numbers
+        live_lines = text.split("\n")
+        return all(n - 1 < len(live_lines) and live_lines[n - 1] == line for n, line in kept)
+    current = text.split("\n")[hit.start_line - 1: hit.end_line]
+    indexed = hit.snippet.split("\n")
+    if hit.truncated:
+        indexed = indexed[:-1]
+    return current[: len(indexed)] == indexed
+
+
+def search(root: Path, query: str, **kw) -> SearchResponse:
+    """One-shot search (opens the index, queries, returns)."""
+    settings = kw.pop("settings", None)
+    embedder = kw.pop("embedder", None)
+    return Searcher(Path(root), settings, embedder=embedder).search(query, **kw)
