@@ -282,7 +282,8 @@ class Searcher:
         found = self.store.identifier_lookup(wanted, DEFINITIONS, pred)
         rows = [r for n in wanted for r in found.get(n, [])]
         strength = {r["id"]: rerank.definition_strength(r.get("symbol") or "", intent.names) for r in rows}
-        headless = [n for n in intent.names if "." not in n and "::" not in n and "#" not in n
+        # one scan of the text column: only when the whole query is that name
+        headless = [n for n in intent.names[:1] if intent.symbol and n.isidentifier()
                     and not any(strength.get(r["id"], 0) >= 1 for r in found.get(n, []))]
         if headless:
             phrases = [f"{kw} {n}" for n in headless for kw in policy.DEFINITION_KEYWORDS]
