@@ -70,7 +70,7 @@ def score(f: Features, intent: P.Intent) -> Scored:
         else:
             bonus = P.DEFINITION_IN_QUESTION * f.definition
         conf = max(conf, P.DEFINITION_CONF * f.definition * mult)
-    if f.kind == "code" and f.symbol_words:
+    if f.kind == "code" and f.symbol_words and intent.code_question:  # a code question, not pasted output
         bonus += P.SYMBOL_WORDS * f.symbol_words
     return Scored(final=final + bonus, conf=min(conf, 1.0), parts={"first": f.first, "kind": mult, "bonus": bonus})
 
