@@ -14,7 +14,10 @@ from pathlib import Path
 
 def main() -> None:
     import hippo
-    from hippo.retrieval.search import Searcher
+    try:
+        from hippo.retrieval.search import Searcher
+    except ImportError:  # a baseline from before the layout move
+        from hippo.search import Searcher  # type: ignore[no-redef]
 
     print(json.dumps({"hippo": str(Path(hippo.__file__).parent)}), flush=True)
     open_: dict[str, Searcher] = {}
