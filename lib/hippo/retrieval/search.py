@@ -29,6 +29,7 @@ __all__ = ["Searcher", "search", "Hit", "SearchResponse"]
 
 CANDIDATES = 60  # per retriever
 DEFINITIONS = 8  # chunks defining each name the query uses
+HEADER_SCAN_NAMES = 4  # names looked for by their definition line (a class header inside a method's chunk)
 MAX_QUERY_CHARS = 2000
 TRUNCATION_MARK = "// ... (content truncated)"
 MIN_CONFIDENCE = 0.32  # below this for every hit: say "no high-confidence results"
@@ -282,9 +283,9 @@ class Searcher:
         found = self.store.identifier_lookup(wanted, DEFINITIONS, pred)
         rows = [r for n in wanted for r in found.get(n, [])]
         strength = {r["id"]: rerank.definition_strength(r.get("symbol") or "", intent.names) for r in rows}
-        # one scan of the text column: only when the whole query is that name
-        headless = [n for n in intent.names[:1] if intent.symbol and n.isidentifier()
-                    and not any(strength.get(r["id"], 0) >= 1 for r in found.get(n, []))]
+        # one scan of the text column, for at most HEADER_SCAN_NAMES bare names the symbol index missed
+        headless = [n for n in intent.names if n.isidentifier()
+                    and not any(strength.get(r["id"], 0) >= 1 for r in found.get(n, []))][:HEADER_SCAN_NAMES]
         if headless:
             phrases = [f"{kw} {n}" for n in headless for kw in policy.DEFINITION_KEYWORDS]
             for n_rows in self.store.literal_lookup(phrases, DEFINITIONS, pred).values():
