@@ -1,7 +1,7 @@
 """Shared fixtures. Kept small and generic: module-specific helpers live in their own test files.
 
 Every test session runs with a private HOME and HIPPO_HOME (hooks log there, fastembed caches there),
-without the developer's HIPPO_* settings and with HIPPO_SERVER=ask; `models/` in it links to the real built model, so the
+without the developer's HIPPO_* settings and with HIPPO_SERVER=ask (and a generous HIPPO_BRIEF_SECONDS); `models/` in it links to the real built model, so the
 slow tests that load it do not rebuild it.
 """
 from __future__ import annotations
@@ -21,7 +21,8 @@ GitRepoFactory = Callable[..., Path]
 
 # Environment switches that change what hippo does; a developer's shell may have any of them set.
 HIPPO_KNOBS = {f"HIPPO_{f.name.upper()}" for f in fields(Settings)} | {
-    "HIPPO_NO_SERVER", "HIPPO_SERVER", "HIPPO_NO_BACKGROUND_INDEX", "HIPPO_HOOK_COLD_BUDGET", "HIPPO_SERVER_IDLE",
+    "HIPPO_NO_SERVER", "HIPPO_SERVER", "HIPPO_NO_BACKGROUND_INDEX", "HIPPO_HOOK_COLD_BUDGET", "HIPPO_BRIEF_SECONDS",
+    "HIPPO_SERVER_IDLE",
     "HIPPO_VECTOR_INDEX_MIN_ROWS",
 }
 
@@ -46,6 +47,9 @@ def isolated_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     # one running for 30 minutes. Tests of the warm server start (and stop) theirs explicitly; a running one
     # is still asked.
     mp.setenv("HIPPO_SERVER", "ask")
+    # SessionStart waits ~1 s for its brief, then answers without it: on a loaded test machine that would make
+    # every test that reads the brief or the changes depend on the load. The deadline's tests set their own.
+    mp.setenv("HIPPO_BRIEF_SECONDS", "20")
     mp.setenv("HIPPO_HOME", str(hippo_home))
     mp.setenv("HOME", str(base))
     mp.delenv("XDG_DATA_HOME", raising=False)

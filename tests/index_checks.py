@@ -9,8 +9,8 @@ from pathlib import Path
 
 from hippo.core.config import load_settings
 from hippo.index.embedding.fake import FakeEmbedder
-from hippo.index.indexer import RACY_NS, embed_text, index_repo
-from hippo.index.state import load_state
+from hippo.index.indexer import embed_text, index_repo
+from hippo.index.state import RACY_NS, load_state
 
 # Small distinct units; files are built from them so content recurs across files and branches.
 UNITS = [f"def unit_{i}(value):\n    total = value * {i + 2}\n    return total + {i}\n" for i in range(12)]

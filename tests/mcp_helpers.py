@@ -26,7 +26,8 @@ async def _session(root: Path, calls: list[dict], env: dict | None = None) -> tu
         tools = (await client.list_tools()).tools
         results = []
         for args in calls:
-            results.append(await client.call_tool(TOOL_NAME, args))
+            tool = args.pop("_tool", TOOL_NAME)  # search_codebase unless a call names another tool
+            results.append(await client.call_tool(tool, args))
         return tools, client.instructions, results
 
 

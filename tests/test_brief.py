@@ -62,7 +62,7 @@ def test_pyproject_tool_sections_hatch_poe_and_tox(git_repo):
     assert ("tox -e py311", "tox.ini") in got["test"] and ("tox -e py312", "tox.ini") not in got["test"]  # one of a kind
     assert ("pytest tests/<file>.py::<test_name>", "pyproject.toml") in got["test_one"]
     assert ("tox -e lint", "tox.ini") in got["lint"] and ("ruff check .", "pyproject.toml") in got["lint"]
-    assert ("mypy", "pyproject.toml") in got["lint"] and ("hatch run lint:style", "pyproject.toml") in got["lint"]
+    assert ("mypy src/inv", "pyproject.toml") in got["lint"] and ("hatch run lint:style", "pyproject.toml") in got["lint"]
     assert ("hatch run cov", "pyproject.toml") in got["test"] and ("poe fmt", "pyproject.toml") in got["format"]
     assert ("inv", "pyproject.toml") in got["run"]
     text = commands.render(commands.extract(Repo(root)), 2000)

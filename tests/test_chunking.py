@@ -6,6 +6,7 @@ a golden is only worth having if a person checked it is right.
 from __future__ import annotations
 
 import difflib
+import json
 import os
 import subprocess
 import sys
@@ -324,3 +325,17 @@ def test_property_invariants(lines: list[str], path: str, crlf: bool, final_newl
     text = ("\r\n" if crlf else "\n").join(lines) + ("\n" if final_newline and lines else "")
     chunks = chunk_file(path, text, budget=Budget(max_chars=max_chars))
     check_invariants(path, text, chunks)
+
+
+@pytest.mark.parametrize("path", ["a.sh", "a.py", "a.js", "a.rb", "a.go", "a.rs", "a.c", "a.java", "a.yaml"])
+def test_code_points_that_crash_a_grammar_scanner_do_not_kill_the_process(path: str) -> None:
+    """tree-sitter-bash segfaulted on `{` + U+60000 (found by test_property_invariants): one planted file would
+    end every `hippo index`. Run in a child so a crash fails this test instead of the whole session."""
+    text = "".join(f"{{{chr(cp)}\nx{chr(cp)}(\n\"{chr(cp)}\"\n" for cp in range(0x40000, 0x110000, 0x10000))
+    code = ("import sys, json; from hippo.index.chunking import chunk_file; "
+            "c = chunk_file(sys.argv[1], json.loads(sys.stdin.read())); "
+            "print(sum(len(x.text) for x in c))")
+    proc = subprocess.run([sys.executable, "-c", code, path], input=json.dumps(text), capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr[-500:]
+    assert int(proc.stdout) >= len(text.replace("\n", "")) // 2  # the chunks keep the real text

@@ -64,6 +64,7 @@ def test_k_and_n_limit_the_results(indexed: Path, flag: str) -> None:
 # ---------------------------------------------------------------- output format
 
 
+@pytest.mark.slow  # real processes or a big index: `make check` runs it, `make test-fast` skips it
 def test_piped_output_is_text_unless_another_format_is_asked_for(indexed: Path) -> None:
     text = hippo(["search", "fetchWithRetry backoff"], indexed, real=True)  # stdout is a real pipe here
     assert text.returncode == 0

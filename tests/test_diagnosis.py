@@ -62,6 +62,13 @@ assertion `left == right` failed
 """
 RSPEC = "Failures:\n\n  1) Cart totals\n\nrspec ./spec/cart_spec.rb:12 # Cart totals\n"
 JUNIT = "[ERROR]   InventoryTest.takeMoreThanStock:23 expected: <1> but was: <0>\n"
+VITEST = """\
+ FAIL  test/parse.test.ts > parseFilename > works
+TypeError: Cannot destructure property 'strict' of 'undefined' as it is undefined.
+ \u276f parseFilename src/parse.ts:201:45
+    201| export function parseFilename(input = "", { strict }): string {
+ \u276f test/parse.test.ts:286:12
+"""
 
 
 @pytest.mark.parametrize("text,expected", [
@@ -72,6 +79,7 @@ JUNIT = "[ERROR]   InventoryTest.takeMoreThanStock:23 expected: <1> but was: <0>
     (CARGO, [("", "adds")]),
     (RSPEC, [("./spec/cart_spec.rb", "Cart totals")]),
     (JUNIT, [("", "takeMoreThanStock")]),
+    (VITEST, [("test/parse.test.ts", "works")]),
 ])
 def test_failing_tests_per_runner(text, expected):
     got = [(t.path, t.name) for t in runners.failing_tests(text)]
@@ -431,3 +439,37 @@ def test_a_message_split_over_string_literals_is_still_looked_up_by_its_ends():
     assert not any(f in source for f in frags[:1])  # the full text is not in the source as one literal
     assert "found no dependencies to" in frags and "from a supported registry" in frags
     assert any(f in source for f in frags)
+
+
+def test_vitest_frames_and_failing_test_reach_the_signals():
+    from hippo.push.diagnosis.signals import extract
+
+    sig = extract("Exit code 1\n" + VITEST)
+    assert [(loc.path, loc.line, loc.func) for loc in sig.locations] == [
+        ("src/parse.ts", 201, "parseFilename"), ("test/parse.test.ts", 286, "")]
+    assert sig.failed_tests == ["test/parse.test.ts > parseFilename > works"]
+
+
+MOCHA_NESTED = """\
+  10 passing (84ms)
+  1 failing
+
+  1) extglobs
+       negation
+         should support stars in negation extglobs:
+
+      AssertionError [ERR_ASSERTION]: The expression evaluated to a falsy value:
+
+  assert(!isMatch('/file.d.ts', '/!(*.d).{ts,tsx}'))
+
+      at Context.<anonymous> (test/extglobs.js:75:7)
+"""
+
+
+def test_mocha_failure_blocks_give_the_error_and_the_nested_title():
+    from hippo.push.diagnosis.signals import extract
+
+    sig = extract("Exit code 1\n" + MOCHA_NESTED)
+    assert [(e.etype, e.message) for e in sig.errors] == [
+        ("AssertionError", "The expression evaluated to a falsy value:")]
+    assert sig.failed_tests == ["should support stars in negation extglobs"]

@@ -351,6 +351,7 @@ def test_status_reports_commits_behind_and_dirty_files(repo):
     assert "another line of history" in index_status(repo)["behind"]
 
 
+@pytest.mark.slow  # real processes or a big index: `make check` runs it, `make test-fast` skips it
 def test_noop_cli_never_imports_lancedb(repo):
     """`hippo index` on an unchanged repo must not pay LanceDB's ~1 s import."""
     import os

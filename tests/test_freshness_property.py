@@ -122,6 +122,7 @@ def test_incremental_equals_fresh_full_index(steps):
     check_incremental_equals_fresh(steps)
 
 
+@pytest.mark.slow  # real processes or a big index: `make check` runs it, `make test-fast` skips it
 @settings(max_examples=2, **PROPERTY)
 @given(steps=STEPS)
 def test_incremental_equals_fresh_full_index_quick(steps):

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import sys
 from pathlib import Path
 
@@ -129,3 +130,92 @@ def test_missing_git_binary_is_a_hippo_error(git_repo, monkeypatch):
         gitutil.tracked_files(root)
     assert gitutil.head_commit(root) is None
     assert gitutil.is_git_repo(root) is False
+
+
+# --- the one runner ----------------------------------------------------------------------------------
+LIB = Path(__file__).resolve().parent.parent / "lib" / "hippo"
+_SPAWNERS = {"run", "Popen", "call", "check_call", "check_output", "system", "popen", "execv", "execvp",
+             "execvpe", "execl", "execlp", "spawnv", "spawnvp", "spawnl", "spawnlp", "posix_spawn", "posix_spawnp"}
+
+
+def _git_spawns(source: str) -> list[int]:
+    """Lines of `source` that spawn git by hand: a process-spawning call with a "git" string among its
+    arguments, or an argv-like list/tuple literal that starts with "git" (a name like the gate's
+    `("git", re.compile(...))` rule is not one)."""
+    import ast
+
+    lines = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call):
+            name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+            args = [*node.args, *(k.value for k in node.keywords)]
+            if name in _SPAWNERS and any(isinstance(c, ast.Constant) and isinstance(c.value, str)
+                                         and (c.value == "git" or c.value.startswith("git "))
+                                         for a in args for c in ast.walk(a)):
+                lines.append(node.lineno)
+        elif isinstance(node, (ast.List, ast.Tuple)) and len(node.elts) >= 2:
+            first, second = node.elts[:2]  # ["git", "-C", ...], ("git", "log"), ["git", *args]
+            if (isinstance(first, ast.Constant) and first.value == "git"
+                    and (isinstance(second, ast.Starred)
+                         or isinstance(second, ast.Constant) and isinstance(second.value, str))):
+                lines.append(node.lineno)
+    return sorted(set(lines))
+
+
+def test_the_scan_finds_git_spawned_by_hand():
+    assert _git_spawns('import subprocess\nsubprocess.run(["git", "-C", root, "log"], env=e)\n') == [2]
+    assert _git_spawns('cmd = ("git", "status")\n') == [1]
+    assert _git_spawns('os.system("git status")\n') == [1]
+    assert _git_spawns('argv = ["git", *args]\n') == [1]
+    assert _git_spawns('subprocess.run([sys.executable, "-m", "hippo"])\ngate = ("git", re.compile("x"), 1)\n') == []
+    assert _git_spawns('gitutil.run(root, "log", "-1")\n') == []
+
+
+def test_no_module_but_gitutil_spawns_git():
+    """Every git call goes through gitutil.run (safe environment, no repo-configured commands, a timeout)."""
+    offenders = {}
+    for path in sorted(LIB.rglob("*.py")):
+        if path.name == "gitutil.py":
+            continue
+        found = _git_spawns(path.read_text(encoding="utf-8"))
+        if found:
+            offenders[str(path.relative_to(LIB))] = found
+    assert offenders == {}
+
+
+def test_a_repositorys_config_runs_no_command_through_git(git_repo, tmp_path):
+    """core.fsmonitor, an external diff and a textconv filter in the repo's config are commands git runs
+    on its own; hippo's git calls run none of them. The same config does run them for plain git."""
+    root = git_repo({"a.txt": "one\n", ".gitattributes": "*.txt diff=evil\n"})
+    write_files(root, {"a.txt": "two\n"})
+    git(root, "add", "a.txt")
+    git(root, "commit", "-q", "-m", "two")
+    write_files(root, {"a.txt": "three\n"})
+    marker = tmp_path / "ran"
+    for key, value in (("core.fsmonitor", f"touch {marker}-fsmonitor; false"),
+                       ("diff.external", f"touch {marker}-external"),
+                       ("diff.evil.textconv", f"touch {marker}-textconv; cat")):
+        git(root, "config", key, value)
+    for args in (("status", "--porcelain"), ("diff",), ("diff", "HEAD~1", "HEAD"), ("log", "-p", "-1"),
+                 ("show", "HEAD"), ("diff-files", "-p")):
+        gitutil.run(root, *args, check=False)
+    gitutil.dirty_files(root)
+    gitutil.worktree_status(root)
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("ran")) == []
+    import subprocess
+
+    for args in (("status", "--porcelain"), ("diff",), ("log", "-p", "-1", "--textconv", "--ext-diff")):
+        subprocess.run(["git", "-C", str(root), *args], capture_output=True, check=False)
+    assert {p.name for p in tmp_path.iterdir() if p.name.startswith("ran")} >= {"ran-fsmonitor", "ran-external"}
+
+
+def test_a_git_that_hangs_times_out_with_a_clear_error(git_repo, tmp_path, monkeypatch):
+    root = git_repo({"a.py": "a\n"})
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "git").write_text(f"#!/bin/sh\nexec {shutil.which('sleep')} 30\n")
+    os.chmod(fake / "git", 0o755)
+    monkeypatch.setenv("PATH", str(fake))
+    with pytest.raises(gitutil.GitTimeout, match=r"git status did not finish within 0.5s"):
+        gitutil.run(root, "status", timeout=0.5)
+    assert gitutil.output(root, "ls-files", timeout=0.5) is None  # the hooks' form: nothing, not an error

@@ -46,12 +46,13 @@ def test_quick_index_dir_honours_env_and_config(tmp_path, monkeypatch):
     assert index_location(root) == str(tmp_path / "elsewhere")
 
 
-def test_socket_path_long_dirs_go_to_tmp(tmp_path):
+def test_socket_path_long_dirs_go_to_the_private_socket_dir(tmp_path):
     short = tmp_path / "i"
     assert client.socket_path(short) == short / "server.sock"
     deep = tmp_path / ("d" * 120)
     p = client.socket_path(deep)
     assert p.name.endswith(".sock") and len(str(p)) < 100 and client.socket_path(deep) == p
+    assert str(p.parent) == client.socket_dir()
 
 
 def test_warm_hook_answers_whole_hook_and_dedupes(warm_server):

@@ -138,14 +138,27 @@ def test_rename_reuses_vectors_and_delete_removes(indexed):
     assert "src/auth/passwords.py" not in paths
 
 
-def test_stale_flag_when_file_changes_after_indexing(indexed):
+def test_hit_whose_lines_changed_after_indexing_is_dropped(indexed):
+    """Issue 19: a stale hit is re-read from the live file or dropped, never shown with its old text."""
     root, emb, _ = indexed
     p = root / "src" / "auth" / "tokens.py"
     p.write_text(p.read_text().replace("Token is too old", "Token has expired"))
     resp = Searcher(root, embedder=emb).search("Token is too old", keywords=["TokenExpiredError"])
-    hit = next(h for h in resp.hits if h.path == "src/auth/tokens.py")
-    assert hit.stale
-    assert 'stale="true"' in to_xml(resp)
+    assert not any("Token is too old" in h.snippet for h in resp.hits)
+    assert "Token is too old" not in to_xml(resp) and 'stale="true"' not in to_xml(resp)
+
+
+def test_hit_whose_lines_moved_is_shown_at_the_live_line_numbers(indexed):
+    root, emb, _ = indexed
+    p = root / "src" / "auth" / "tokens.py"
+    before = Searcher(root, embedder=emb).search("Token is too old", keywords=["TokenExpiredError"]).hits
+    old = next(h for h in before if h.path == "src/auth/tokens.py")
+    p.write_text("# one\n# two\n# three\n" + p.read_text())
+    after = Searcher(root, embedder=emb).search("Token is too old", keywords=["TokenExpiredError"]).hits
+    hit = next(h for h in after if h.path == "src/auth/tokens.py")
+    assert (hit.start_line, hit.end_line, hit.stale) == (old.start_line + 3, old.end_line + 3, False)
+    live = p.read_text().split("\n")
+    assert hit.snippet.split("\n") == live[hit.start_line - 1: hit.end_line]
 
 
 def test_model_change_triggers_clean_rebuild(indexed):

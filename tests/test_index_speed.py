@@ -140,13 +140,13 @@ def test_noop_starts_four_git_processes(repo, monkeypatch):
     gitutil._TOPLEVELS.clear()
     integrity._TRACKED_CACHE.clear()
     calls: list[str] = []
-    real = gitutil._run
+    real = gitutil.run
 
     def spy(root, *args, **kwargs):
         calls.append(args[0])
         return real(root, *args, **kwargs)
 
-    monkeypatch.setattr(gitutil, "_run", spy)
+    monkeypatch.setattr(gitutil, "run", spy)
     gitutil.find_root(repo)  # what the CLI does first
     report = index_repo(repo, embedder=FakeEmbedder())
     assert report.files_changed == report.files_deleted == report.files_read == 0

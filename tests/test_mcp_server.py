@@ -8,7 +8,14 @@ import pytest
 
 from helpers_index import sample_repo
 from hippo.core.errors import BadQueryError
-from hippo.surfaces.mcp_server import INPUT_SCHEMA, INSTRUCTIONS, TOOL_NAME, parse_arguments
+from hippo.surfaces.mcp_server import (
+    INPUT_SCHEMA,
+    INSTRUCTIONS,
+    STRUCTURE_TOOLS,
+    TOOL_NAME,
+    parse_arguments,
+    parse_structure_arguments,
+)
 from mcp_helpers import run_session, tool_text
 
 # The tool schema of docs/plugin.md, verbatim in structure: four properties, only query required.
@@ -52,6 +59,7 @@ def test_argument_validation(args, msg):
         parse_arguments(args)
 
 
+@pytest.mark.slow  # real processes or a big index: `make check` runs it, `make test-fast` skips it
 def test_protocol_round_trip(indexed_repo):
     tools, instructions, results = run_session(indexed_repo, [
         {"query": "Token is too old", "keywords": ["TokenExpiredError"]},
@@ -59,7 +67,7 @@ def test_protocol_round_trip(indexed_repo):
         {"query": ""},
         {"query": "x", "file_pattern": "../../etc/passwd"},
     ])
-    assert [t.name for t in tools] == [TOOL_NAME]
+    assert [t.name for t in tools] == [TOOL_NAME, *STRUCTURE_TOOLS]
     schema = tools[0].input_schema
     assert schema["required"] == ["query"]
     assert {k: v["type"] for k, v in schema["properties"].items()} == SEED_PROPERTIES
@@ -85,6 +93,46 @@ def test_protocol_round_trip(indexed_repo):
 
     assert results[2].is_error and "empty" in tool_text(results[2])
     assert results[3].is_error and "outside the repository" in tool_text(results[3])
+
+
+def test_structural_tools(indexed_repo):
+    tools, _, results = run_session(indexed_repo, [
+        {"_tool": "find_definition", "name": "AuthService.validate_token"},
+        {"_tool": "find_callers", "name": "sign"},
+        {"_tool": "find_callees", "name": "test_expired_token_is_rejected"},
+        {"_tool": "find_callers", "name": ""},
+        {"_tool": "find_definition", "name": "no_such_function_anywhere"},
+    ])
+    by_name = {t.name: t for t in tools}
+    for name in STRUCTURE_TOOLS:
+        assert by_name[name].input_schema["required"] == ["name"]
+        assert set(by_name[name].input_schema["properties"]) == {"name", "limit"}
+    source = (indexed_repo / "src/auth/tokens.py").read_text().splitlines()
+    line_of = {text.strip().split("(")[0]: n for n, text in enumerate(source, 1)}
+
+    d = ET.fromstring(tool_text(results[0])).find("definition")
+    assert d is not None and d.get("path") == "src/auth/tokens.py" and d.get("symbol") == "AuthService.validate_token"
+    assert d.get("lines", "").startswith(f"{line_of['def validate_token']}-")
+
+    callers = ET.fromstring(tool_text(results[1])).findall("caller")
+    assert {(c.get("symbol"), c.get("resolved")) for c in callers} == {("AuthService.issue", "exact"),
+                                                                        ("AuthService.validate_token", "exact")}
+
+    callees = ET.fromstring(tool_text(results[2])).findall("callee")
+    targets = {c.get("name"): ([t.get("symbol") for t in c.findall("target")], c.get("resolved")) for c in callees}
+    assert targets["AuthService"] == (["AuthService"], "exact")  # through `from src.auth.tokens import AuthService`
+    # `svc = AuthService(...)` makes `svc.validate_token` that class's method
+    assert targets["svc.validate_token"] == (["AuthService.validate_token"], "exact")
+
+    assert results[3].is_error and "name is required" in tool_text(results[3])
+    assert not results[4].is_error and "No definition named" in tool_text(results[4])
+
+
+@pytest.mark.parametrize("args, msg", [({}, "name is required"), ({"name": "x", "limit": 0}, "limit"),
+                                       ({"name": "x", "query": "y"}, "Unknown argument")])
+def test_structural_argument_validation(args, msg):
+    with pytest.raises(BadQueryError, match=msg):
+        parse_structure_arguments(args)
 
 
 def test_missing_index_is_a_tool_error(tmp_path):

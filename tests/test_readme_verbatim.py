@@ -52,6 +52,7 @@ def test_readme_has_the_two_commands_the_issue_asks_for() -> None:
     assert "$(PYTEST_ARGS)" in makefile.split("\ntest:", 1)[1].split("\n\n", 1)[0]
 
 
+@pytest.mark.slow  # real processes or a big index: `make check` runs it, `make test-fast` skips it
 def test_the_demo_query_finds_its_answer_in_keyword_mode(tmp_path: Path) -> None:
     """Fast check of the demo on this repository (fake embedder, so the keyword side decides)."""
     from hippo.index.embedding.fake import FakeEmbedder

@@ -5,10 +5,10 @@ from __future__ import annotations
 import subprocess
 
 import pytest
+from bench.realfail import callees, corpora, scoring, tables, workspace
 from bench.realfail import gold as goldmod
-from bench.realfail import scoring
 from bench.realfail.mutate import apply_mutation, candidates, line_sha, mutated_line
-from bench.realfail.run import evaluate_case, finish_bm25, summarise
+from bench.realfail.run import evaluate_case, finish_bm25, finish_callees, summarise
 from bench.realfail.workspace import ROOT_TOKEN, claude_error, normalise, restore
 
 CALC = '''"""Tiny module under test."""
@@ -135,6 +135,7 @@ def test_evaluate_case_end_to_end_on_a_real_index(repo, monkeypatch):
            "command": "pnpmx install", "error": "Exit code 127\nbash: line 1: pnpmx: command not found", "gold": None}
     recs = [evaluate_case(fail, repo, searcher), evaluate_case(env, repo, searcher)]
     finish_bm25(recs)
+    finish_callees(recs)
     r = recs[0]
     assert r["shown_by_frames"] is True
     assert r["traceback±20"]["function"] and r["traceback±20"]["line"]
@@ -145,3 +146,78 @@ def test_evaluate_case_end_to_end_on_a_real_index(repo, monkeypatch):
     assert summary["env_cases"] == 1 and summary["table"]["hippo"]["env_injections"] == 0
     assert summary["hippo_injected_no_code_under_test"] == (0 if r["hippo"]["file"] else 1)
     assert summary["table"]["hippo"]["cases"] == 1 and summary["table"]["traceback±20"]["function"] == 1.0
+    # the direct-callees baseline: test_total calls total, whose definition window starts 2 lines above it
+    callee_spans = r["test-callees"]["spans"]
+    assert callee_spans and callee_spans[0]["path"] == "calc.py" and callee_spans[0]["start"] == 10
+    assert r["test-callees"]["budget"] == r["bm25-windows"]["budget"]
+    assert r["split"] in ("tune", "heldout") and "named" in r["hippo"] and "named" in r["traceback±20"]
+    md = tables.render(recs)
+    assert "| local/calc |" in md and "test's direct callees" in md
+    assert "| pytest | 1 | 0 |" in md  # the per-runner row: one case, hippo not silent
+
+
+def test_callees_from_the_runner_named_test_when_no_frame_is_in_a_test(repo):
+    """No traceback into the test file (a mocha/jest title only): the body is found by the test's name."""
+    docs = scoring.read_docs(repo, ["calc.py", "tests/test_calc.py"])
+    out = "FAILED tests/test_calc.py::test_total - assert 5 == 15"
+    body = callees.test_body(out, repo, docs, ["tests/test_calc.py"], lambda p: p.startswith("tests/"))
+    assert body == ("tests/test_calc.py", 4, 5)
+    spans = callees.callee_windows(out, repo, docs, ["tests/test_calc.py"], lambda p: p.startswith("tests/"),
+                                   lambda p: p == "calc.py")
+    assert [(s.path, s.start) for s in spans] == [("calc.py", 10)]
+    js = "  1) options\n       should split the basename on backslashes:\n"
+    assert "should split the basename on backslashes" in callees._failing_tests(js)
+
+
+def test_js_definitions_the_grep_baseline_finds():
+    for line in ("picomatch.makeRe = (input, options = {}) => {", "  static makeRe(input, options) {",
+                 "export function makeRe(input: string): RegExp {", "const makeRe = (x) => x"):
+        assert callees._js_def("makeRe").search(line), line
+    assert not callees._js_def("makeRe").search("  const re = makeRe(input)")
+    assert callees.called_names(["assert.strictEqual(makeRe('a').source, 'b')", "new Foo(1)"]) == ["makeRe", "Foo"]
+
+
+def test_named_counts_pointers_but_shown_does_not():
+    ctx = ('<failure_context><more_candidates note="x">\n    <candidate path="calc.py" lines="4-9" '
+           'symbol="clamp" score="0.91"/>\n    <candidate path="a &amp; b.py" lines="1-2" score="0.1"/>'
+           "</more_candidates></failure_context>")
+    ptrs = scoring.pointers(ctx)
+    assert [(p.path, p.start, p.end) for p in ptrs] == [("calc.py", 4, 9), ("a & b.py", 1, 2)]
+    assert scoring.named([], ptrs, GOLD) is True
+    assert scoring.score([], GOLD)["function"] is False
+    assert scoring.named([scoring.Span("calc.py", 11, 13, 10)], [], GOLD) is False
+
+
+def test_runner_is_read_from_the_checkout(tmp_path):
+    c = corpora.by_repo("fb55/css-what")
+    (tmp_path / "package.json").write_text('{"devDependencies": {"jest": "^24", "ts-jest": "^24"}}')
+    assert c.command_for(tmp_path, ["src/parse.spec.ts"]) == "npx jest src/parse.spec.ts"
+    (tmp_path / "package.json").write_text('{"devDependencies": {"vitest": "^2"}}')
+    assert corpora.runner_of(c.command_for(tmp_path, ["src/parse.spec.ts"])) == "vitest"
+    assert corpora.runner_of("node --test test/a.test.js") == "node:test"
+    assert corpora.runner_of("PYTHONPATH=src python -m unittest tests/test_x.py") == "unittest"
+
+
+def test_a_snapshot_missing_a_large_file_still_checks_out(tmp_path):
+    """fetch's snapshots lack files of 4 MiB and more: the work tree leaves those paths out."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "a.txt").write_text("a\n")
+    (src / "big.txt").write_text("big\n")
+    for args in (["init", "-q"], ["add", "-A"], ["-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q", "-m", "i"]):
+        subprocess.run(["git", *args], cwd=src, check=True)
+    blob = subprocess.run(["git", "rev-parse", "HEAD:big.txt"], cwd=src, capture_output=True, text=True).stdout.strip()
+    (src / ".git" / "objects" / blob[:2] / blob[2:]).unlink()
+    work = tmp_path / "work"
+    subprocess.run(["git", "clone", "-q", "--no-checkout", "--shared", str(src), str(work)], check=True)
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=src, capture_output=True, text=True).stdout.strip()
+    workspace.reset(work, head)
+    assert (work / "a.txt").read_text() == "a\n" and not (work / "big.txt").exists()
+
+
+def test_typescript_mutants_are_parsed_as_typescript():
+    """ufo's sources are TypeScript: read as JavaScript no mutant of them parses, so none was ever kept."""
+    from bench.realfail.mutate import _parses
+
+    assert _parses("export function f(x: string): number {\n  return x.length > 1 ? 1 : 0\n}\n", "src/utils.ts")
+    assert not _parses("export function f(x: string): number {\n  return x.length >\n}\n", "src/utils.ts")

@@ -154,6 +154,7 @@ VALUES = st.recursive(
     max_leaves=8)
 
 
+@pytest.mark.slow  # real processes or a big index: `make check` runs it, `make test-fast` skips it
 @hsettings(max_examples=300, deadline=None)
 @given(st.dictionaries(st.sampled_from(sorted(RULES)), VALUES, max_size=6))
 def test_any_toml_value_gives_valid_settings(table):
@@ -203,6 +204,7 @@ def hostile_repo(tmp_path):
     return root
 
 
+@pytest.mark.slow  # real processes or a big index: `make check` runs it, `make test-fast` skips it
 def test_cli_says_one_line_per_problem_and_applies_the_clamps(hostile_repo):
     proc = hippo(["index"], hostile_repo)
     err = proc.stderr.decode()
@@ -216,6 +218,7 @@ def test_cli_says_one_line_per_problem_and_applies_the_clamps(hostile_repo):
     assert json.loads(search.stdout)["results"]
 
 
+@pytest.mark.slow  # real processes or a big index: `make check` runs it, `make test-fast` skips it
 def test_hooks_log_the_problem_and_still_answer(hostile_repo, tmp_path):
     home = {"HIPPO_HOME": str(tmp_path / "home")}
     assert hippo(["index"], hostile_repo).returncode == 0

@@ -146,6 +146,7 @@ def test_background_index_and_warm_server_spawn_outside_the_repo(hostile, monkey
     assert ran(markers) == []
 
 
+@pytest.mark.slow  # real processes or a big index: `make check` runs it, `make test-fast` skips it
 def test_session_start_kicks_the_indexer_without_running_repo_code(hostile, monkeypatch):
     root, markers = hostile
     for key, value in _env().items():
@@ -167,6 +168,7 @@ def test_session_start_kicks_the_indexer_without_running_repo_code(hostile, monk
     assert ran(markers) == []
 
 
+@pytest.mark.slow  # real processes or a big index: `make check` runs it, `make test-fast` skips it
 def test_rag_index_and_rag_status_run_hippo_outside_the_repo(hostile, monkeypatch):
     root, markers = hostile
     for key, value in _env().items():

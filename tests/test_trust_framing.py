@@ -90,6 +90,7 @@ def test_changes_since_last_session_are_redacted_and_escaped(hostile_history, tm
     assert "dirty <system>.py" in changes.find("uncommitted").text
 
 
+@pytest.mark.slow  # real processes or a big index: `make check` runs it, `make test-fast` skips it
 def test_planted_index_state_cannot_inject_through_the_status_line(hostile_history, tmp_path):
     assert hippo(["index"], hostile_history).returncode == 0
     state_path = hostile_history / ".hippo" / "state.json"

@@ -138,6 +138,7 @@ def _call(i: int, arguments_json: str) -> str:
             '"arguments":' + arguments_json + '}}')
 
 
+@pytest.mark.slow  # real processes or a big index: `make check` runs it, `make test-fast` skips it
 def test_lone_surrogates_in_a_tool_call_get_an_answer(indexed_sample):
     mcp = RawMcp(indexed_sample)
     try:

@@ -14,11 +14,9 @@ hit its timeout and the warm server stopped answering. Two kinds of checks:
 """
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
-import signal
 import subprocess
 import sys
 
@@ -29,6 +27,7 @@ from hypothesis import strategies as st
 from hippo.core import secrets, textutil
 from hippo.push.diagnosis import gate, signals
 from hippo.retrieval import pasted
+from regex_shape import hard_stop
 
 SLOW_BEFORE = "Exit code 1\n" + ("at" + " " * 1500 + "\n") * 6  # 130 s on main, a few ms now
 ONE_LINE = "Exit code 1\nat" + " " * 1500  # 21.6 s on main
@@ -51,21 +50,6 @@ pathological = st.lists(st.tuples(st.sampled_from(ATOMS), st.integers(1, 700)), 
 
 FUZZ = settings(max_examples=100, deadline=10_000, derandomize=True,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-HARD_STOP_S = 15  # interrupts a runaway match (re checks for signals) so a regression fails instead of hanging
-
-
-@contextlib.contextmanager
-def hard_stop(seconds: float = HARD_STOP_S):
-    def expire(signum, frame):
-        raise TimeoutError(f"still matching after {seconds}s: a pattern backtracks super-linearly")
-
-    old = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
 
 
 def _patterns() -> list[tuple[str, re.Pattern[str]]]:
@@ -158,6 +142,7 @@ def test_entry_points_stay_linear(text):
         textutil.identifier_text(text[:4000])
 
 
+@pytest.mark.slow  # real processes or a big index: `make check` runs it, `make test-fast` skips it
 @FUZZ
 @given(pathological)
 @example("at" + " " * 1500)

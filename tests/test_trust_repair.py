@@ -141,7 +141,7 @@ def test_warm_server_drops_its_handle_and_triggers_the_rebuild(repo, expected, d
     DAMAGE[damage](repo / ".hippo")
     cold = QueryServer(repo, embedder=FakeEmbedder())
     assert ask(cold, "c1") == {"ok": True, "result": {"output": None}}
-    assert cold._searcher is None and (repo / ".hippo" / "damaged").is_file()
+    assert not cold.index.is_open and (repo / ".hippo" / "damaged").is_file()
     assert ask(cold, "c2") == {"ok": True, "result": {"output": None}}  # still silent until rebuilt
     log = (repo / ".hippo" / "hippo.log").read_text()
     assert "Traceback" not in log and sum("damaged" in ln for ln in log.splitlines()) == 2

@@ -24,7 +24,7 @@ from hippo.index.embedding.fake import FakeEmbedder  # noqa: E402
 from hippo.retrieval.render import to_json, to_text, to_xml  # noqa: E402
 from hippo.retrieval.search import Searcher  # noqa: E402
 from hippo.surfaces.mcp_server import SearchService, call_tool  # noqa: E402
-from test_secrets import planted_corpus, planted_gaps  # noqa: E402  (the secrets module's generators)
+from secret_corpora import planted_corpus, planted_gaps  # noqa: E402
 
 PLACES = {"settings.py": "src/app/settings.py", "config.js": "src/web/config.js",
           "docker-compose.yaml": "config/docker-compose.yaml", "README.md": "README.md",
@@ -57,7 +57,7 @@ def _corpus():
         files[name] = text
         secrets += planted
         if name == "scripts/deploy.sh":  # and the same commands in a doc SessionStart condenses
-            files["docs/testing.md"] = ("# Testing\n\n## Integration tests\n\nRun them against staging, then "
+            files["docs/development/testing.md"] = ("# Testing\n\n## Integration tests\n\nRun them against staging, then "
                                         "check the logs:\n\n```sh\n" + text + "```\n")
     return files, sorted(set(secrets), key=secrets.index)
 
@@ -147,7 +147,7 @@ def test_no_secret_in_hook_output(secret_repo, tmp_path):
                                        extra_env=home))
         outs.append(json.dumps(data or {}, ensure_ascii=False))
     assert "Using the API" in outs[0]  # the spec files (README, CONTRIBUTING) were condensed at all
-    assert "docs/testing.md" in outs[0]  # and the doc holding the command-line passwords
+    assert "docs/development/testing.md" in outs[0]  # and the doc holding the command-line passwords
     settings = (root / "src/app/settings.py").read_text().splitlines()
     line = next(i for i, text in enumerate(settings, 1) if "def connect" in text)
     err = (f"Exit code 1\nTraceback (most recent call last):\n  File \"{root}/src/app/settings.py\", line {line + 1}, "

@@ -124,7 +124,9 @@ def test_existing_file_keeps_its_permissions(tmp_path):
     (root / "CLAUDE.md").chmod(0o600)
     install_rules(root)
     assert (root / "CLAUDE.md").stat().st_mode & 0o777 == 0o600
-    assert install_rules(root, rules_file=True).path == root.resolve() / RULES_FILE
+    fresh = tmp_path / "q"
+    fresh.mkdir()
+    assert install_rules(fresh, rules_file=True).path == fresh.resolve() / RULES_FILE
 
 
 # --- the other writers: logs, session state, the server lock --------------------------------------------

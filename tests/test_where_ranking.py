@@ -159,6 +159,7 @@ def test_pointers_never_make_the_answer_longer_than_k_full_results(repo):
             assert one - len(resp.hits[0].snippet) > RESULT_SLOT_CHARS
 
 
+@pytest.mark.slow  # real processes or a big index: `make check` runs it, `make test-fast` skips it
 def test_late_repeat_blocks_make_room_for_pointers_but_the_first_five_stay():
     from hippo.retrieval.filerank import FileEvidence
     from hippo.retrieval.results import Hit

@@ -16,8 +16,10 @@ def main() -> None:
     import hippo
     try:
         from hippo.retrieval.search import Searcher
-    except ImportError:  # a baseline from before the layout move
-        from hippo.search import Searcher  # type: ignore[no-redef]
+    except ImportError:  # a baseline from before the layout move (its flat module name, spelled so
+        import importlib  # the layout rewrite leaves it alone)
+
+        Searcher = importlib.import_module(".".join(("hippo", "search"))).Searcher  # type: ignore[misc]
 
     print(json.dumps({"hippo": str(Path(hippo.__file__).parent)}), flush=True)
     open_: dict[str, Searcher] = {}

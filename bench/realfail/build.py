@@ -56,14 +56,7 @@ def candidates(c: Corpus) -> list[dict]:
 
 def test_targets(c: Corpus, tests: list[str], work: Path) -> list[str]:
     """The changed test files that are runnable test modules (not fixtures, snapshots, typings)."""
-    keep = []
-    for t in tests:
-        name = t.rsplit("/", 1)[-1]
-        if c.language == "python" and re.fullmatch(r"test_\w+\.py|\w+_test\.py", name) and (work / t).exists():
-            keep.append(t)
-        if c.language == "javascript" and re.search(r"\.test\.[cm]?js$", name) and (work / t).exists():
-            keep.append(t)
-    return keep
+    return [t for t in tests if c.is_runnable(t) and (work / t).exists()]
 
 
 def uses_new_api(output: str) -> bool:
@@ -80,7 +73,7 @@ def try_case(c: Corpus, cand: dict, log=print) -> dict | None:
     targets = test_targets(c, cand["tests"], work)
     if not targets:
         return None
-    command = c.command.format(tests=" ".join(targets))
+    command = c.command_for(work, targets)
     t = time.perf_counter()
     code, out = run_command(work, command, c.env_bin())
     before_s = time.perf_counter() - t
@@ -116,15 +109,22 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--per-repo", type=int, default=16, help="stop a corpus after this many cases")
     ap.add_argument("--max-tries", type=int, default=60, help="candidate commits tried per corpus")
     ap.add_argument("--out", type=Path, default=None, help="default: cases/fixes-<name>.jsonl per corpus")
+    ap.add_argument("--extend", action="store_true",
+                    help="keep the cases already in the output file and try only commits not among them")
     args = ap.parse_args(argv)
     for c in CORPORA:
         if args.repo and c.repo not in args.repo:
             continue
         out = args.out or CASES / f"fixes-{c.repo.split('/')[1]}.jsonl"
         kept: list[dict] = []
+        if args.extend and out.exists():
+            kept = [json.loads(line) for line in out.read_text().splitlines() if line.strip()]
+        known = {k["fix_commit"] for k in kept}
         cands = candidates(c)
-        print(f"[build] {c.repo}: {len(cands)} candidate fix commits", flush=True)
+        print(f"[build] {c.repo}: {len(cands)} candidate fix commits, {len(kept)} cases kept", flush=True)
         for cand in cands[: args.max_tries]:
+            if cand["fix"] in known or len(kept) >= args.per_repo:
+                continue
             try:
                 case = try_case(c, cand, log=lambda m: print(m, flush=True))
             except Exception as exc:  # a commit whose tests cannot even be set up is not a case

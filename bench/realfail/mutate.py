@@ -30,6 +30,10 @@ BASES = {
     "more-itertools/more-itertools": "2fe1b2eeb9d75f994113fe3ac76d14b6bcd6fb10",
     "python-humanize/humanize": "c3a124cdeb272d7f63bc0aa66f79c6fbafd2fc6d",
     "tj/commander.js": "e6f56c888c96d1339c2b974fee7e6ba4f2e3d218",  # v13.1.0, the last jest era release line
+    "mahmoud/boltons": "967864f89791509f9eb36b22b4579d36b72a6df2",
+    "tkem/cachetools": "28d4506f2a49d781ffbcecb095fa7aba5bb80aff",
+    "unjs/ufo": "11308c0bb5cb4a4bc3bfcbdc5c03177b097423e6",
+    "micromatch/picomatch": "4f41a8edade7a5ab19832f7b40ecce46b288767f",
 }
 # (operator, regex of the token, replacement): one occurrence per mutant, the line count never changes
 _SWAPS = [
@@ -116,16 +120,18 @@ def _parses(text: str, path: str) -> bool:
             return False
     from tree_sitter_language_pack import get_parser
 
-    return not get_parser("javascript").parse(text.encode()).root_node.has_error
+    lang = "typescript" if path.endswith(".ts") else "tsx" if path.endswith(".tsx") else "javascript"
+    return not get_parser(lang).parse(text.encode()).root_node.has_error  # TS read as JS never parses
 
 
-def test_command(c: Corpus, file: str) -> str:
+def test_command(c: Corpus, file: str, work: Path) -> str:
     target = c.mutate_tests[file]
-    if c.language == "javascript":
+    if c.repo == "tj/commander.js":
         stem = file.rsplit("/", 1)[-1].split(".")[0]
         prefix = {"command": "command", "option": "options", "help": "help", "argument": "argument"}.get(stem, stem)
         return c.command.format(tests=f"tests/{prefix}.")
-    return c.command.format(tests=f"-x {target}")  # stop at the first failure, as one does while fixing
+    stop_first = {"pytest": "-x ", "unittest": "-f "}.get(c.runner, "")  # as one does while fixing
+    return c.command_for(work, [stop_first + target])
 
 
 def build(c: Corpus, per_repo: int, log=print, sink=None) -> list[dict]:
@@ -138,7 +144,7 @@ def build(c: Corpus, per_repo: int, log=print, sink=None) -> list[dict]:
     for file in c.mutate:
         if not (work / file).exists():
             continue
-        command = test_command(c, file)
+        command = test_command(c, file, work)
         code, _ = run_command(work, command, c.env_bin(), timeout=300)
         if code != 0:
             log(f"  {file}: covering tests fail before mutating (exit {code}); skipped")

@@ -23,7 +23,8 @@ import sys
 import time
 from pathlib import Path
 
-from bench.realfail import scoring
+from bench.realfail import scoring, tables
+from bench.realfail.callees import callee_windows
 from bench.realfail.corpora import by_repo
 from bench.realfail.mutate import apply_mutation
 from bench.realfail.workspace import apply_diff, cache_dir, reset, restore, tree
@@ -31,7 +32,7 @@ from bench.realfail.workspace import apply_diff, cache_dir, reset, restore, tree
 HERE = Path(__file__).parent
 CASES = HERE / "cases"
 RESULTS = HERE / "results"
-SYSTEMS = ("hippo", "bm25-windows", "traceback±20", "grep-message")
+SYSTEMS = ("hippo", "bm25-windows", "traceback±20", "grep-message", "test-callees")
 
 
 def load_cases(paths: list[Path] | None = None) -> list[dict]:
@@ -113,6 +114,9 @@ def evaluate_case(case: dict, work: Path, searcher, bm25_cache: dict | None = No
     grep = Grep(docs).search(message)[: scoring.GREP_RESULTS] if message else []
     tb = scoring.traceback_windows(error, work, docs, cwd)
     gold = case.get("gold") or {"files": [], "lines": {}, "functions": []}
+    corpus = _corpus(case["repo"])
+    callees = callee_windows(error, work, docs, case.get("test_files") or [], corpus.is_test if corpus else _is_test_path,
+                             corpus.is_src if corpus else (lambda p: _is_code_under_test(case["repo"], p)), cwd)
     rec = {
         "id": case["id"], "kind": case["kind"], "repo": case["repo"], "language": case["language"],
         "command": case["command"], "gold": gold,
@@ -124,8 +128,40 @@ def evaluate_case(case: dict, work: Path, searcher, bm25_cache: dict | None = No
         "grep-message": {**scoring.score([scoring.Span(r.path, r.start, r.end, r.chars) for r in grep], gold),
                          "query": message, "spans": [r.__dict__ for r in grep]},
         "_bm25_ranked": [r.__dict__ for r in ranked[:40]],
+        "_callees_ranked": [c.__dict__ for c in callees[:40]],
+        "split": split_of(case["id"]),
     }
+    add_named(rec, context)
     return rec
+
+
+def add_named(rec: dict, context: str) -> None:
+    """issue 23's second figure: hippo's pointers count for "named"; a baseline only shows code."""
+    ptrs = scoring.pointers(context)
+    spans = [scoring.Span(**d) for d in rec["hippo"]["spans"]]
+    rec["hippo"]["named"] = scoring.named(spans, ptrs, rec["gold"])
+    rec["hippo"]["pointers"] = [p.__dict__ for p in ptrs]
+    for system in ("traceback±20", "grep-message"):
+        rec[system]["named"] = rec[system]["function"]
+
+
+def finish_callees(records: list[dict]) -> None:
+    """The direct-callees baseline cut at the same characters as BM25 (hippo's, or the run's median)."""
+    for r in records:
+        ranked = [scoring.Span(**d) for d in r.pop("_callees_ranked")]
+        spans = scoring.budget_matched(ranked, r["bm25-windows"]["budget"])
+        r["test-callees"] = {**scoring.score(spans, r["gold"]), "named": scoring.score(spans, r["gold"])["function"],
+                             "budget": r["bm25-windows"]["budget"], "spans": [s.__dict__ for s in spans]}
+
+
+def _corpus(repo: str):
+    from bench.realfail.corpora import CORPORA
+
+    return next((c for c in CORPORA if c.repo == repo), None)
+
+
+def _is_test_path(path: str) -> bool:
+    return bool(re.search(r"(^|/)(tests?|__tests__|spec)/|(^|/)test_|\.(test|spec)\.[cm]?[jt]sx?$", path))
 
 
 def finish_bm25(records: list[dict]) -> None:
@@ -138,6 +174,7 @@ def finish_bm25(records: list[dict]) -> None:
         budget = r["hippo"]["context_chars"] or fallback
         spans = scoring.budget_matched(ranked, budget)
         r["bm25-windows"] = {**scoring.score(spans, r["gold"]), "budget": budget, "spans": [s.__dict__ for s in spans]}
+        r["bm25-windows"]["named"] = r["bm25-windows"]["function"]
 
 
 def summarise(records: list[dict]) -> dict:
@@ -247,11 +284,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--split", choices=["tune", "heldout"],
                     help="a fixed third of the cases (by a hash of the id) is held out from tuning: run one part")
     ap.add_argument("--out", type=Path, default=RESULTS)
-    ap.add_argument("--report", type=Path, help="only re-summarise a results JSON (no trees, no hook)")
+    ap.add_argument("--skip-done", type=Path, action="append",
+                    help="leave out the cases a results JSON already has (then merge both with --report)")
+    ap.add_argument("--report", type=Path, nargs="+",
+                    help="only re-summarise results JSON files (no trees, no hook); several are merged, later "
+                         "files replacing a case id an earlier one has")
     args = ap.parse_args(argv)
     if args.report:
-        doc = json.loads(args.report.read_text())
-        print(render(summarise(doc["cases"]), doc["meta"]))
+        docs = [json.loads(p.read_text()) for p in args.report]
+        merged = {r["id"]: r for d in docs for r in d["cases"]}
+        records = list(merged.values())
+        meta = {**docs[-1]["meta"], "cases": len(records),
+                "counts": {k: sum(1 for r in records if r["kind"] == k) for k in ("fix", "mutation", "env")},
+                "seconds": sum(d["meta"]["seconds"] for d in docs)}
+        print(render(summarise(records), meta))
+        print(tables.render(records))
         return 0
     from hippo.index.embedding import load_embedder
     from hippo.index.indexer import index_repo
@@ -261,6 +308,9 @@ def main(argv: list[str] | None = None) -> int:
              and (not args.repo or c["repo"] in args.repo) and (not args.case or c["id"] in args.case)]
     if args.split:
         cases = [c for c in cases if (split_of(c["id"]) == "heldout") == (args.split == "heldout")]
+    for done in args.skip_done or []:
+        ids = {r["id"] for r in json.loads(done.read_text())["cases"]}
+        cases = [c for c in cases if c["id"] not in ids]
     cases = cases[: args.limit] if args.limit else cases
     if not cases:
         print("realfail: no cases match (build them with bench.realfail.build / mutate / envcases)", file=sys.stderr)
@@ -304,12 +354,13 @@ def main(argv: list[str] | None = None) -> int:
         reset(work, commit)
         index_repo(work, embedder=embedder)  # leave the cached index matching the clean commit
     finish_bm25(records)
+    finish_callees(records)
     summary = summarise(records)
     counts = {k: sum(1 for r in records if r["kind"] == k) for k in ("fix", "mutation", "env")}
     meta = {"cases": len(records), "counts": counts, "mode": "fast (fake embedder)" if args.fast else "hybrid (real model)",
             "seconds": time.perf_counter() - started, "load_average_start": load_start,
             "load_average_end": [round(x, 1) for x in os.getloadavg()], "cores": os.cpu_count(), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
-    table = render(summary, meta)
+    table = render(summary, meta) + "\n" + tables.render(records)
     print("\n" + table)
     args.out.mkdir(parents=True, exist_ok=True)
     stamp = time.strftime("%Y%m%d-%H%M%S")

@@ -142,3 +142,27 @@ def read_docs(root: Path, files) -> dict[str, list[str]]:
         except OSError:
             continue
     return docs
+
+
+# --- issue 23: "named" (a code span or a pointer overlaps the fix function) -----------------------------
+_CANDIDATE = re.compile(r"<candidate\b([^>]*)/?>")
+_ATTR = re.compile(r'(\w+)=(?:"([^"]*)"|\'([^\']*)\')')
+
+
+def pointers(context: str) -> list[Span]:
+    """The `<candidate path=".." lines="a-b" .../>` pointers of an injected context, as spans (0 chars:
+    they show no code)."""
+    from xml.sax.saxutils import unescape
+
+    out = []
+    for m in _CANDIDATE.finditer(context or ""):
+        attrs = {k: unescape(a if a else b, {"&quot;": '"', "&apos;": "'"}) for k, a, b in _ATTR.findall(m.group(1))}
+        lines = re.fullmatch(r"(\d+)-(\d+)", attrs.get("lines", ""))
+        if attrs.get("path") and lines:
+            out.append(Span(attrs["path"], int(lines.group(1)), int(lines.group(2)), 0))
+    return out
+
+
+def named(spans: list[Span], pointer_spans: list[Span], gold: dict) -> bool:
+    """A code span or a pointer overlaps a gold function (gold lines when the fix is outside one)."""
+    return bool(score([*spans, *pointer_spans], gold)["function"])

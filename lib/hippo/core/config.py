@@ -29,8 +29,9 @@ DEFAULT_SPEC_GLOBS = (
 
 # Settings a repository's own files may not choose: where hippo writes and deletes (index_dir), what remote
 # it talks to (shared_index) and what it downloads (model). A cloned repo is untrusted input; these come
-# only from the environment (HIPPO_INDEX_DIR, HIPPO_SHARED_INDEX, HIPPO_MODEL, HIPPO_RERANK_MODEL).
-ENV_ONLY = frozenset({"index_dir", "shared_index", "model", "rerank_model"})
+# only from the environment (HIPPO_INDEX_DIR, HIPPO_SHARED_INDEX, HIPPO_MODEL, HIPPO_RERANK_MODEL), and so does
+# how much of that remote it may download (HIPPO_SHARED_INDEX_MAX_MB).
+ENV_ONLY = frozenset({"index_dir", "shared_index", "model", "rerank_model", "shared_index_max_mb"})
 
 
 class UnsafeIndexDir(HippoError):
@@ -77,6 +78,7 @@ class Settings:
     index_submodules: bool = False
     spec_globs: tuple[str, ...] = DEFAULT_SPEC_GLOBS
     shared_index: str = ""  # s3://bucket/prefix for a team index (see docs/team.md)
+    shared_index_max_mb: int = 2048  # a team snapshot larger than this is not downloaded
     extra_ignores: tuple[str, ...] = field(default_factory=tuple)
     rerank_model: str = ""  # a cross-encoder (fastembed name or local folder) reranking search; off when empty
 
@@ -113,6 +115,7 @@ RULES: dict[str, _Rule] = {
     "model": _Rule("str"),
     "shared_index": _Rule("str"),
     "rerank_model": _Rule("str"),
+    "shared_index_max_mb": _Rule("int", (1, 1_000_000), (1, 1_000_000)),
     "max_file_bytes": _Rule("int", (1_000, 4_000_000), (1_000, 1_000_000_000)),
     "budget_chars": _Rule("int", (500, 40_000), (200, 2_000_000)),
     "default_k": _Rule("int", (1, 50), (1, 50)),

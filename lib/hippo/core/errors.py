@@ -1,4 +1,5 @@
 """Errors the user can act on. Each message is one line that says the fix."""
+from __future__ import annotations
 
 
 class HippoError(Exception):
@@ -8,6 +9,18 @@ class HippoError(Exception):
 class NoIndexError(HippoError):
     def __init__(self, msg: str = "No index here yet. Run `hippo index`.") -> None:
         super().__init__(msg)
+
+    @classmethod
+    def at(cls, index_dir: object) -> NoIndexError:
+        """The error for a missing index at `index_dir`; it says so when the index cannot be created there."""
+        from hippo.core.indexdir import read_only_reason
+
+        reason = read_only_reason(index_dir)  # type: ignore[arg-type]
+        return ReadOnlyIndexDir(reason) if reason else cls()
+
+
+class ReadOnlyIndexDir(NoIndexError):
+    """The index dir does not exist and cannot be created where it is (a read-only checkout, a mount)."""
 
 
 class NotARepoError(HippoError):

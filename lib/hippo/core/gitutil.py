@@ -1,4 +1,5 @@
-"""Thin wrappers over the `git` CLI: repo root, HEAD, ls-files, diff-files, status, log.
+"""Thin wrappers over the `git` CLI: repo root, HEAD, ls-files, diff-files, status, log; and `run`, the one
+way any module of hippo spawns git (safe environment, no repository-configured commands, a timeout).
 
 Stdlib only (hooks call this on their fast path), and the git binary itself rather than GitPython:
 a handful of porcelain commands whose `-z` output we parse byte for byte. Every listing uses `-z`, and names are decoded with `surrogateescape`
@@ -25,6 +26,18 @@ class GitError(HippoError):
     """A git command failed in a way the caller cannot recover from."""
 
 
+class GitTimeout(GitError):
+    """A git command did not finish within its timeout (a huge repo, a hung filesystem, a lock)."""
+
+
+# The longest any git call may take unless its caller asks for less: whole-repo listings of a big, cold
+# repository take seconds; hooks pass their own budget (a second or two).
+TIMEOUT_S = 120.0
+# Subcommands that can print a patch or read blobs through filters: a repository's config must not make
+# them run an external diff driver or a textconv command.
+_DIFFING = frozenset({"diff", "diff-files", "diff-index", "diff-tree", "log", "show"})
+
+
 def git_env() -> dict[str, str]:
     """The environment every git call of hippo runs with: no optional locks, no prompts, no GIT_DIR leaking in."""
     env = dict(os.environ)
@@ -32,15 +45,27 @@ def git_env() -> dict[str, str]:
     env["GIT_TERMINAL_PROMPT"] = "0"
     env.setdefault("LC_ALL", "C")
     # A hook may run inside another git process (e.g. a commit hook); its GIT_DIR would win.
-    for var in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"):
+    for var in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_EXTERNAL_DIFF"):
         env.pop(var, None)
     return env
 
 
-def _run(root: Path | str, *args: str, check: bool = True) -> subprocess.CompletedProcess[bytes]:
-    cmd = ["git", "-C", str(root), "-c", "core.quotepath=off", *args]
+def run(root: Path | str, *args: str, check: bool = True, timeout: float = TIMEOUT_S,
+        input: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+    """Run `git <args>` in `root`: the one place hippo spawns git (tests/test_gitutil.py holds every other
+    module to it). Safe for a cloned, untrusted repository: `git_env()`, no fsmonitor hook, no external
+    diff or textconv for the commands that diff, stdin closed (or `input`), and a timeout.
+
+    Raises GitError when git cannot be run, GitTimeout after `timeout` seconds, and GitError for a non-zero
+    exit when `check` (the caller reads `returncode` otherwise)."""
+    sub, rest = args[0], args[1:]
+    no_filters = ("--no-ext-diff", "--no-textconv") if sub in _DIFFING else ()
+    cmd = ["git", "-C", str(root), "-c", "core.quotepath=off", "-c", "core.fsmonitor=false", sub, *no_filters, *rest]
+    stdin = subprocess.DEVNULL if input is None else None
     try:
-        proc = subprocess.run(cmd, capture_output=True, env=git_env(), stdin=subprocess.DEVNULL)
+        proc = subprocess.run(cmd, capture_output=True, env=git_env(), stdin=stdin, input=input, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise GitTimeout(f"git {sub} did not finish within {timeout:g}s in {root}; gave up.") from None
     except FileNotFoundError as exc:  # git not installed
         raise GitError("git is not installed or not on PATH.") from exc
     except OSError as exc:
@@ -48,12 +73,22 @@ def _run(root: Path | str, *args: str, check: bool = True) -> subprocess.Complet
     if check and proc.returncode != 0:
         msg = proc.stderr.decode(_ENC, _ERRORS).strip().splitlines()
         first = msg[0] if msg else f"exit code {proc.returncode}"
-        raise GitError(f"git {args[0]} failed in {root}: {first}")
+        raise GitError(f"git {sub} failed in {root}: {first}")
     return proc
 
 
+def output(root: Path | str, *args: str, timeout: float, ok: tuple[int, ...] = (0,)) -> bytes | None:
+    """stdout of `run(...)` when git exits with a code in `ok`; None when it failed, timed out or is
+    missing. For the hooks and the brief, which go without rather than fail."""
+    try:
+        proc = run(root, *args, check=False, timeout=timeout)
+    except GitError:
+        return None
+    return proc.stdout if proc.returncode in ok else None
+
+
 def _out(root: Path | str, *args: str) -> str:
-    return _run(root, *args).stdout.decode(_ENC, _ERRORS)
+    return run(root, *args).stdout.decode(_ENC, _ERRORS)
 
 
 def _split_z(data: str) -> list[str]:
@@ -73,7 +108,7 @@ def _toplevel(base: Path | str) -> str | None:
     if top is not None and os.path.lexists(os.path.join(top, ".git")):
         return top
     try:
-        proc = _run(key, "rev-parse", "--show-toplevel", check=False)
+        proc = run(key, "rev-parse", "--show-toplevel", check=False)
     except GitError:
         return None
     top = proc.stdout.decode(_ENC, _ERRORS).strip() if proc.returncode == 0 else ""
@@ -109,7 +144,7 @@ def is_git_repo(root: Path) -> bool:
 def head_commit(root: Path) -> str | None:
     """Full sha of HEAD; None when there are no commits (or no repo)."""
     try:
-        proc = _run(root, "rev-parse", "--verify", "-q", "HEAD^{commit}", check=False)
+        proc = run(root, "rev-parse", "--verify", "-q", "HEAD^{commit}", check=False)
     except GitError:
         return None
     sha = proc.stdout.decode(_ENC).strip()
@@ -119,7 +154,7 @@ def head_commit(root: Path) -> str | None:
 def current_branch(root: Path) -> str | None:
     """Short branch name; None when HEAD is detached or not a repo."""
     try:
-        proc = _run(root, "symbolic-ref", "-q", "--short", "HEAD", check=False)
+        proc = run(root, "symbolic-ref", "-q", "--short", "HEAD", check=False)
     except GitError:
         return None
     name = proc.stdout.decode(_ENC, _ERRORS).strip()
@@ -131,7 +166,7 @@ def is_commit(root: Path, sha: str | None) -> bool:
     if not sha or sha.startswith("-"):
         return False
     try:
-        return _run(root, "cat-file", "-e", f"{sha}^{{commit}}", check=False).returncode == 0
+        return run(root, "cat-file", "-e", f"{sha}^{{commit}}", check=False).returncode == 0
     except GitError:
         return False
 
@@ -141,7 +176,7 @@ def is_ancestor(root: Path, a: str, b: str) -> bool:
     if not a or not b or a.startswith("-") or b.startswith("-"):
         return False
     try:
-        return _run(root, "merge-base", "--is-ancestor", a, b, check=False).returncode == 0
+        return run(root, "merge-base", "--is-ancestor", a, b, check=False).returncode == 0
     except GitError:
         return False
 
@@ -172,7 +207,7 @@ def tracked_files(root: Path, include_submodules: bool = False,
 
 def tracks_under(root: Path, rel_dir: str) -> bool:
     """Does git's index hold any file at or under repo-relative `rel_dir`? (One pathspec-limited ls-files.)"""
-    proc = _run(root, "ls-files", "-z", "--", f":(literal){rel_dir}", check=False)
+    proc = run(root, "ls-files", "-z", "--", f":(literal){rel_dir}", check=False)
     return proc.returncode == 0 and bool(proc.stdout.strip(b"\0"))
 
 
@@ -192,10 +227,25 @@ def last_commit_dates(root: Path, paths: Iterable[str]) -> dict[str, str]:
     if head_commit(root) is None:
         return out
     for p in dict.fromkeys(paths):
-        proc = _run(root, "log", "-1", "--format=%cs", "--", f":(literal){p}", check=False)
+        proc = run(root, "log", "-1", "--format=%cs", "--", f":(literal){p}", check=False)
         date = proc.stdout.decode(_ENC).strip()
         if proc.returncode == 0 and date:
             out[p] = date
+    return out
+
+
+def changed_files_log(root: Path, rev_range: str, max_commits: int) -> list[tuple[int, list[str]]]:
+    """(commit time, paths changed) of the newest `max_commits` non-merge commits of `rev_range`, newest
+    first: one bounded `git log --name-only` (no diffs)."""
+    proc = run(root, "log", "--no-merges", "--no-renames", "--name-only", "--format=%x00%ct",
+                f"-n{int(max_commits)}", rev_range, "--", check=False)
+    if proc.returncode != 0:
+        return []
+    out: list[tuple[int, list[str]]] = []
+    for block in proc.stdout.decode(_ENC, _ERRORS).split("\0")[1:]:
+        lines = [ln for ln in block.split("\n") if ln.strip()]
+        if lines and lines[0].strip().isdigit():
+            out.append((int(lines[0].strip()), lines[1:]))
     return out
 
 
@@ -218,7 +268,7 @@ def worktree_status(root: Path) -> WorkTreeStatus:
     GIT_OPTIONAL_LOCKS=0), so a touched but unchanged file keeps its blob id. Rename detection is off:
     a staged rename is its deleted and its added path, which is all the indexer needs.
     """
-    data = _run(root, "status", "--porcelain=v2", "-z", "--branch", "--untracked-files=all", "--no-renames",
+    data = run(root, "status", "--porcelain=v2", "-z", "--branch", "--untracked-files=all", "--no-renames",
                 "--ignore-submodules=all").stdout.decode(_ENC, _ERRORS)
     fields = data.split("\0")
     head = branch = None
@@ -264,7 +314,7 @@ def unstaged_files(root: Path) -> list[str]:
 
 def dirty_files(root: Path) -> list[str]:
     """Paths that differ from HEAD: modified, added, deleted, renamed (both sides), untracked."""
-    data = _run(root, "status", "--porcelain", "-z", "--untracked-files=all").stdout.decode(_ENC, _ERRORS)
+    data = run(root, "status", "--porcelain", "-z", "--untracked-files=all").stdout.decode(_ENC, _ERRORS)
     fields = data.split("\0")
     out: list[str] = []
     i = 0
@@ -292,6 +342,6 @@ def recently_changed(root: Path, commits: int | None = None) -> set[str]:
     relative to the top level; empty outside git."""
     if head_commit(root) is None:
         return set(dirty_files(root)) if is_git_repo(root) else set()
-    logged = _run(root, "log", f"-{int(commits or RECENT_COMMITS)}", "--name-only", "--format=", "-z", "--no-renames",
-                  check=False).stdout.decode(_ENC, _ERRORS)
+    logged = run(root, "log", f"-{int(commits or RECENT_COMMITS)}", "--name-only", "--format=", "-z", "--no-renames",
+                 check=False).stdout.decode(_ENC, _ERRORS)
     return {p.strip("\n") for p in logged.split("\0") if p.strip("\n")} | set(dirty_files(root))

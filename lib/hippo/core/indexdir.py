@@ -12,11 +12,12 @@ every hook goes through here.
 - `IndexDir(path)`: every file hippo keeps in an index dir, named once, and the "is a writer / server
   running?" probes written once.
 
-Module imports are os/stat/sys only (the rest is imported where used): the warm hook process imports this
+Module imports are errno/os/stat/sys only (the rest is imported where used): the warm hook process imports this
 to find the index dir and keeps to json/os/sys.
 """
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import sys
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
     from typing import IO
 
 DEFAULT_DIR = ".hippo"
+PRIVATE_MODE = 0o700  # the index dir and the socket's dir: this user only
 
 # The files of an index dir. Spelled here only: everything else asks an IndexDir for the path.
 STATE = "state.json"  # schema, model, indexed commit, per-file records
@@ -40,6 +42,7 @@ SESSIONS = "sessions"  # per-session hook state (dedupe)
 LAST_SESSION = "last_session.json"  # what changed since the last session
 TEAM = "team.json"  # which team base this index came from
 TABLESUMS = "tablesums.json"  # the writer's checksums of the table files
+COCHANGE = "cochange.json"  # which source files changed together with each test file (index/cochange.py)
 NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)  # Windows has none (and no symlinks an unprivileged user makes)
 
 
@@ -49,10 +52,15 @@ def hippo_home() -> Path:
     models, the fastembed cache and the fallback log alike. Not created here: callers mkdir what they write."""
     from pathlib import Path
 
+    return Path(hippo_home_location())
+
+
+def hippo_home_location() -> str:
+    """`hippo_home()` as a string, without pathlib (the warm hook client keeps to os)."""
     env = os.environ.get("HIPPO_HOME", "").strip()
     if env:
-        return Path(env).expanduser()
-    return Path.home() / ".cache" / "hippo"
+        return os.path.expanduser(env)
+    return os.path.join(os.path.expanduser("~"), ".cache", "hippo")
 
 
 def index_location(root: str, configured: str | None = None) -> str:
@@ -81,12 +89,59 @@ def index_path(root: Path | str, configured: str | None = None) -> Path:
 
 
 def create(index_dir: Path) -> None:
-    """Create the index dir with a `.gitignore` of `*` first, so `git add -A` never commits (and so plants)
-    it; every process that creates the dir (the indexer, SessionStart) goes through here."""
-    index_dir.mkdir(parents=True, exist_ok=True)
+    """Create the index dir, private to this user (0700 whatever the umask, see `make_private`), with a
+    `.gitignore` of `*` first, so `git add -A` never commits (and so plants) it; every process that creates
+    or writes the dir (the indexer, SessionStart, the server, state saves) goes through here."""
+    try:
+        index_dir.mkdir(mode=PRIVATE_MODE, parents=True, exist_ok=True)
+    except OSError as exc:
+        if exc.errno not in (errno.EROFS, errno.EACCES, errno.EPERM):
+            raise
+        from hippo.core.errors import ReadOnlyIndexDir
+
+        raise ReadOnlyIndexDir(read_only_reason(index_dir) or
+                               f"hippo cannot create its index at {index_dir} ({exc.strerror}); set "
+                               "HIPPO_INDEX_DIR to a writable directory and run `hippo index`.") from None
+    make_private(index_dir)
     ignore = index_dir / ".gitignore"
     if not ignore.exists():
         atomic_write(ignore, "# hippo's local index; safe to delete (`rm -rf .hippo`)\n*\n")
+
+
+def make_private(index_dir: Path | str) -> bool:
+    """Take group and other access off a directory of this user's (0700): the index holds the text of every
+    file it read, including files only the user may read, and a dir made under umask 022 (or by an older
+    hippo) is 0755 with 0644 LanceDB files inside. Closing the directory closes everything under it, so
+    the files keep whatever mode LanceDB gives them. A symlink, another user's dir or a missing one is left
+    alone (check_index_dir refuses the first). True when the dir is private afterwards."""
+    if sys.platform == "win32":  # pragma: no cover - ACLs, not mode bits, on Windows
+        return True
+    try:
+        st = os.lstat(index_dir)
+        if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
+            return False
+        if st.st_mode & 0o077:
+            os.chmod(index_dir, stat.S_IMODE(st.st_mode) & 0o700 | 0o700)
+    except OSError:  # a read-only file system: the caller's write (if any) reports it
+        return False
+    return True
+
+
+def read_only_reason(index_dir: Path | str) -> str | None:
+    """One line, when the index dir is missing and cannot be created because the directory it would go in
+    is read-only to us (a read-only checkout or mount); else None. What `hippo index` reports instead of a
+    traceback, and what `status` and `search` say instead of "Run `hippo index`"."""
+    path = os.path.abspath(os.fspath(index_dir))
+    if os.path.lexists(path):
+        return None
+    parent = os.path.dirname(path)
+    while not os.path.lexists(parent) and os.path.dirname(parent) != parent:
+        parent = os.path.dirname(parent)
+    if os.access(parent, os.W_OK):
+        return None
+    return (f"{parent} is read-only, so hippo cannot create its index at {path}. Set HIPPO_INDEX_DIR to a "
+            f"writable directory (e.g. HIPPO_INDEX_DIR=~/.cache/hippo/indexes/{os.path.basename(parent) or 'repo'}) "
+            "and run `hippo index`.")
 
 
 class IndexDir:
@@ -112,6 +167,7 @@ class IndexDir:
     last_session = property(lambda self: self._at(LAST_SESSION))
     team = property(lambda self: self._at(TEAM))
     tablesums = property(lambda self: self._at(TABLESUMS))
+    cochange = property(lambda self: self._at(COCHANGE))
 
     def has_index(self) -> bool:
         """A finished keyword phase has written state.json at least once."""

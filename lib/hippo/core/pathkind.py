@@ -8,6 +8,10 @@ from __future__ import annotations
 
 import re
 
+# Folders of code and docs that show how to use the project (flask's examples/*/README set up other apps):
+# not the project's own source, commands or conventions.
+EXAMPLE_DIRS = frozenset({"examples", "example", "samples", "sample", "demo", "demos", "tutorial", "tutorials",
+                          "quickstart", "cookbook"})
 # Folders that hold someone else's code: never indexed, never walked for the brief.
 VENDORED_DIRS = frozenset({
     "node_modules", "vendor", "bower_components", "site-packages", ".venv", "venv", "third_party", ".eggs",
@@ -29,7 +33,6 @@ _DOC_DIR = re.compile(r"(?:^|/)(?:docs?|documentation|site|website|guides?)/", r
 # Release notes repeat every feature's words; they answer "what changed", never "where is it done".
 _CHANGELOG = re.compile(r"(?:^|/)(?:change[s_-]?log|changes|history|news|release[s_-]?notes?|releases)"
                         r"(?:\.(?:md|mdx|markdown|rst|txt|adoc))?$", re.IGNORECASE)  # `history.js` is code
-_EXAMPLE = re.compile(r"(?:^|/)(?:examples?|tutorials?|samples?|demos?)/", re.IGNORECASE)
 _GENERATED_DIR = re.compile(r"(?:^|/)generated/", re.IGNORECASE)
 
 
@@ -52,9 +55,13 @@ def is_doc(path: str) -> bool:
     return bool(_PROSE_EXT.search(path) or _DOC_DIR.search(path) or _CHANGELOG.search(path))
 
 
+def is_example_dir(name: str) -> bool:
+    return name.lower() in EXAMPLE_DIRS
+
+
 def is_example(path: str) -> bool:
     """Example, tutorial, sample or demo code: shows how to use the project, is not the project."""
-    return bool(_EXAMPLE.search(path))
+    return any(is_example_dir(part) for part in path.split("/")[:-1])
 
 
 def skipped_dir(name: str) -> str | None:

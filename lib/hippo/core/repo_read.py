@@ -222,17 +222,14 @@ class RepoReader:
 
     def _gitignored(self, rels: list[str]) -> set[str]:
         """The subset .gitignore (and info/exclude, core.excludesFile) ignores: one `git check-ignore`."""
-        import subprocess
+        from hippo.core import gitutil
 
         norm = {_normalise(r) or r: r for r in rels}
-        from hippo.core.gitutil import git_env
-
-        env = git_env()
         data = b"\0".join(p.encode("utf-8", "surrogateescape") for p in norm) + b"\0"
         try:
-            proc = subprocess.run(["git", "-C", str(self.root), "check-ignore", "-z", "--stdin"], input=data,
-                                  capture_output=True, env=env, timeout=GIT_TIMEOUT_S)
-        except (OSError, subprocess.SubprocessError):
+            proc = gitutil.run(self.root, "check-ignore", "-z", "--stdin", input=data, check=False,
+                               timeout=GIT_TIMEOUT_S)
+        except gitutil.GitError:
             proc = None
         if proc is not None and proc.returncode in (0, 1):
             hits = proc.stdout.decode("utf-8", "surrogateescape").split("\0")

@@ -33,7 +33,17 @@ from hippo.core.indexdir import IndexDir
 from hippo.core.integrity import refuse_planted
 from hippo.core.textutil import identifier_text
 from hippo.index.chunk import Chunk, chunk_id
-from hippo.index.state import SCHEMA_VERSION, FileRecord, IndexState, SkipRecord, load_state, save_state
+from hippo.index.chunking.graph import GRAPH_VERSION
+from hippo.index.state import (
+    RACY_NS,
+    SCHEMA_VERSION,
+    FileRecord,
+    IndexState,
+    SkipRecord,
+    load_state,
+    save_state,
+    still_holds,
+)
 
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
 # Phases: "files" and "vectors" count work; "keyword-ready" (files indexed, chunks awaiting a vector) says
@@ -44,7 +54,6 @@ EMBED_TEXT_CHARS = 1000  # MiniLM sees 256 tokens, roughly 1,000 characters of c
 EMBED_WRITE_BATCH = 256
 PATHS_PER_FILTER = 500  # paths in one `path IN (...)` of the vector phase's priority groups
 SMALL_UPDATE_VECTORS = 128  # new chunks an update may embed before its closing state write (see _run)
-RACY_NS = 50_000_000  # 50 ms: file mtimes come from a coarse kernel clock, listing time from a fine one
 OPTIMIZE_EVERY_RUNS = 10  # writing runs between optimizes (LanceDB suggests ~20 modifications)
 OPTIMIZE_EVERY_ROWS = 2000  # or this many rows written/deleted (unindexed FTS rows are scanned flat)
 
@@ -131,15 +140,34 @@ def decode(data: bytes) -> str:
         return data.decode("utf-8", errors="replace")
 
 
-def chunks_for_file(rel: str, data: bytes) -> list[Chunk]:
+def indexed_text(data: bytes) -> str:
+    """A file's text as the index holds it: decoded, NULs replaced, secrets redacted. Whatever compares
+    indexed text with a live file (base verification, stale search hits) compares against this."""
     from hippo.core.secrets import redact
+
+    return redact(decode(data).replace("\x00", "\ufffd"))[0]
+
+
+def chunks_for_file(rel: str, data: bytes, graph: list | None = None) -> list[Chunk]:
+    """The chunks of one file's indexed text; its code graph is appended to `graph` when given."""
     from hippo.index.chunking import chunk_file
 
-    text, _kinds = redact(decode(data).replace("\x00", "\ufffd"))
-    return chunk_file(rel, text)
+    return chunk_file(rel, indexed_text(data), graph=graph)
 
 
-def _rows_for(rel: str, chunks: list[Chunk], model_id: str) -> list[dict]:
+def rows_for_file(rel: str, data: bytes, model_id: str, *, identifiers: bool = True,
+                  graph: bool = True) -> list[dict]:
+    """The rows the indexer writes for `rel` with these bytes (vectors aside). Deterministic.
+    `identifiers=False` leaves out `text_ids` (about 40% of the time; base verification does not need it),
+    `graph=False` the code graph column."""
+    graphs: list | None = [] if graph else None
+    chunks = chunks_for_file(rel, data, graphs)
+    return _rows_for(rel, chunks, model_id, identifiers=identifiers,
+                     graph=graph_json(graphs[0]) if graphs else "")
+
+
+def _rows_for(rel: str, chunks: list[Chunk], model_id: str, *, identifiers: bool = True,
+              graph: str = "") -> list[dict]:
     rows: list[dict] = []
     seen: Counter[str] = Counter()
     for c in chunks:
@@ -150,10 +178,20 @@ def _rows_for(rel: str, chunks: list[Chunk], model_id: str) -> list[dict]:
             "id": chunk_id(rel, h, occurrence), "path": rel, "start_line": c.start_line,
             "end_line": c.end_line, "language": c.language, "symbol": c.symbol, "kind": c.kind,
             "breadcrumb": c.breadcrumb, "text": c.text,
-            "text_ids": identifier_text(c.text, f"{rel} {c.symbol} {c.breadcrumb}"),
+            "text_ids": identifier_text(c.text, f"{rel} {c.symbol} {c.breadcrumb}") if identifiers else "",
             "vkey": vector_key(model_id, embed_text(c.symbol, c.breadcrumb, c.text)),
+            "graph": "",
         })
+    if rows and graph:
+        rows[0]["graph"] = graph  # chunks come in file order: the first one carries the file's graph
     return rows
+
+
+def graph_json(graph) -> str:
+    """A FileGraph as the compact JSON the store keeps."""
+    import json
+
+    return json.dumps(graph.to_json(), separators=(",", ":"), ensure_ascii=False)
 
 
 def _dry_run_summary(files) -> dict:
@@ -265,7 +303,8 @@ class Indexer:
             report.files_total, report.skipped = len(disc.files), dict(disc.skipped)
             self._notice_names(disc, report)
             report.skipped_paths = list(disc.skipped_paths)
-            changed, records = self._changed_files(disc.files, state, report)
+            regraph = state.graph_version != GRAPH_VERSION
+            changed, records = self._changed_files(disc.files, state, report, regraph=regraph)
             self._touched += self._keep_skips(state, disc)
             current = {f.path for f in disc.files}
             stale_paths = set(state.files)
@@ -287,6 +326,7 @@ class Indexer:
                 # The last batch is not saved on its own: the closing write below follows at once (a kill
                 # in between leaves the in-flight state, and the next run redoes that batch).
                 self._keyword_phase(state, changed, deleted, records, report, save_last=False)
+                state.graph_version = GRAPH_VERSION
                 # A small update (an edit or two) embeds its few new chunks before that closing write
                 # instead of after it: one state.json write less (~60 ms at 10k files), and its
                 # keyword-only moment is over in a fraction of a second anyway.
@@ -296,6 +336,8 @@ class Indexer:
             if small:
                 self._vector_phase(state, report, save=False)
             self._record_git(state, getattr(disc, "git", None))
+            if state.indexed_commit != was[0] or not Path(IndexDir(self.index_dir).cochange).exists():
+                self._cochange(state)
             if changed or deleted:
                 state.runs_since_optimize += 1
                 state.rows_since_optimize += report.chunks_written + len(deleted)
@@ -418,28 +460,27 @@ class Indexer:
         integrity.clear_mark(self.index_dir)
         emb = self.embedder()
         self._dim = emb.dim
-        state = IndexState(model_id=self.model_name, dim=emb.dim)
+        state = IndexState(model_id=self.model_name, dim=emb.dim, graph_version=GRAPH_VERSION)
         save_state(self.index_dir, state)
         return state
 
-    def _changed_files(self, files, state: IndexState, report: IndexReport):
-        """Paths whose content differs from the index. Reads only files whose blob id or stat changed."""
+    def _changed_files(self, files, state: IndexState, report: IndexReport, *, regraph: bool = False):
+        """Paths whose content differs from the index. Reads only files whose blob id or stat changed;
+        `regraph` (the graph column was written by another extraction) re-reads and re-indexes every file."""
         changed, records = [], {}
         self._touched = 0  # records updated in place (re-read with the same bytes, or a blob id adopted)
         for f in files:
             rec = state.files.get(f.path)
-            if rec is not None:
+            if rec is not None and not regraph:
                 if f.blob and rec.blob == f.blob:
                     # git vouches for the content. The recorded stat is left alone: git's verdict and our
                     # lstat are not taken at the same instant, and a stale stat only costs one re-read later.
                     continue
-                racy = rec.mtime_ns >= state.listed_at_ns - RACY_NS  # written as the last run listed it
-                if rec.size == f.size and rec.mtime_ns == f.mtime_ns and not racy:
+                if still_holds(rec, f.size, f.mtime_ns, f.blob, state.listed_at_ns):
                     if f.blob and not rec.blob:  # indexed while dirty/untracked, now committed as is
                         rec.blob = f.blob
                         self._touched += 1
-                    if not f.blob or rec.blob == f.blob:
-                        continue
+                    continue
             try:
                 data = (self.root / f.path).read_bytes()
             except OSError:
@@ -448,7 +489,7 @@ class Indexer:
             sha = hashlib.sha1(data).hexdigest()
             # Record the stat of the bytes we read, not of the listing: a write in between must not hide.
             new_rec = FileRecord(size=len(data), mtime_ns=f.mtime_ns, sha=sha, blob=f.blob)
-            if rec is not None and rec.sha == sha:
+            if rec is not None and rec.sha == sha and not regraph:
                 new_rec.chunks = rec.chunks
                 state.files[f.path] = new_rec  # same bytes, new stat or blob: nothing to re-index
                 self._touched += 1
@@ -497,7 +538,7 @@ class Indexer:
         Its record still goes into the state with its sha, so later runs do not retry it until it changes.
         """
         try:
-            return _rows_for(rel, chunks_for_file(rel, data), self.model_name)
+            return rows_for_file(rel, data, self.model_name)
         except Exception as exc:  # noqa: BLE001 - one file must never end the run
             first = (str(exc).strip().splitlines() or [""])[0][:120]
             report.notices.append(f"skipped {_shown(rel)}: it could not be chunked ({type(exc).__name__}"
@@ -541,6 +582,17 @@ class Indexer:
             state.indexed_commit = gitutil.head_commit(self.root)
             branch = gitutil.current_branch(self.root)
             state.branch = branch and redact_name(branch)
+
+    def _cochange(self, state: IndexState) -> None:
+        """Co-change history up to the indexed commit (index/cochange.py); it never fails an index run."""
+        from hippo.index import cochange
+
+        try:
+            cochange.update(self.root, self.index_dir, state.indexed_commit)
+        except Exception as exc:  # noqa: BLE001 - history is a ranking hint, the index is what matters
+            from hippo.core.runtime import log
+
+            log(self.index_dir, "co-change history not updated", exc)
 
     def _vector_phase(self, state: IndexState, report: IndexReport, *, save: bool = True) -> None:
         """Embed every row still without its vector. `save=False`: the caller writes state.json next."""

@@ -10,7 +10,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hippo.core.indexdir import IndexDir, atomic_write
+from hippo.core.indexdir import IndexDir, atomic_write, create
 
 SCHEMA_VERSION = 1
 
@@ -22,6 +22,23 @@ class FileRecord:
     sha: str  # sha1 of the file bytes
     blob: str | None = None  # git blob id when the file was clean and tracked
     chunks: int = 0
+
+
+# A file whose mtime is this close to (or after) the listing time may have been written while that run listed
+# it: its stat cannot vouch for its content. File mtimes come from a coarse kernel clock, listing time from a
+# fine one.
+RACY_NS = 50_000_000
+
+
+def still_holds(rec: FileRecord, size: int, mtime_ns: int, blob: str | None, listed_at_ns: int) -> bool:
+    """Does the file still hold what `rec` recorded, judged without reading it? git's blob id vouches for the
+    content; otherwise the same size and mtime do, unless the file was written as that run listed it (racy)
+    or git's blob id and the record's disagree. The indexer reads a file exactly when this is False; `hippo
+    status` counts such files as changed."""
+    if blob and rec.blob == blob:
+        return True
+    racy = rec.mtime_ns >= listed_at_ns - RACY_NS
+    return rec.size == size and rec.mtime_ns == mtime_ns and not racy and not (blob and rec.blob)
 
 
 @dataclass
@@ -58,6 +75,9 @@ class IndexState:
     # `skip_rules` (discovery.CONTENT_RULES). Not indexed, so not in `files`.
     skipped_files: dict[str, SkipRecord] = field(default_factory=dict)
     skip_rules: str = ""
+    # The code-graph extraction (chunking.graph.GRAPH_VERSION) the table's graph column was written with;
+    # when it differs, the next run re-reads every file once so each file's graph is written again.
+    graph_version: int = 0
 
     @property
     def chunk_count(self) -> int:
@@ -90,5 +110,5 @@ def save_state(index_dir: Path, state: IndexState) -> None:
     data["files"] = {p: vars(rec) for p, rec in state.files.items()}
     data["skipped_files"] = {p: vars(rec) for p, rec in state.skipped_files.items()}
     text = json.dumps(data, separators=(",", ":"))
-    index_dir.mkdir(parents=True, exist_ok=True)
+    create(index_dir)  # also tightens an index dir an older hippo left group/other-readable
     atomic_write(state_path(index_dir), text)

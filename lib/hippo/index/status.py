@@ -13,7 +13,7 @@ from hippo.core import gitutil
 from hippo.core.config import load_settings
 from hippo.core.indexdir import IndexDir
 from hippo.core.secrets import redact_name
-from hippo.index.state import load_state
+from hippo.index.state import load_state, still_holds
 
 
 def _dir_size(path: Path) -> int:
@@ -58,8 +58,9 @@ def build_note(index_dir: Path, state) -> str | None:
 
 
 def pending_changes(root: Path, state) -> dict[str, int]:
-    """Files that differ from the index right now, judged like the indexer's no-op path (git blob ids and
-    stats only, no file reads): {"changed": n, "added": n, "deleted": n}."""
+    """Files that differ from the index right now, by the indexer's own rule (state.still_holds: git blob ids
+    and stats, no file reads; a file it would re-read counts as changed): {"changed": n, "added": n,
+    "deleted": n}."""
     from hippo.index.discovery import discover
 
     disc = discover(root, load_settings(root), known=state.files)
@@ -70,9 +71,7 @@ def pending_changes(root: Path, state) -> dict[str, int]:
         rec = state.files.get(f.path)
         if rec is None:
             out["added"] += 1
-        elif f.blob and rec.blob == f.blob:
-            continue
-        elif rec.size != f.size or rec.mtime_ns != f.mtime_ns or (f.blob and rec.blob and rec.blob != f.blob):
+        elif not still_holds(rec, f.size, f.mtime_ns, f.blob, state.listed_at_ns):
             out["changed"] += 1
     out["deleted"] = sum(1 for p in state.files if p not in seen)
     return out

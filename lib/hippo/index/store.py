@@ -42,6 +42,7 @@ import pyarrow.compute as pc  # noqa: E402
 from hippo.core.indexdir import IndexDir
 
 CHUNKS = "chunks"
+GRAPH = "graph"
 VECTORS = "vectors"
 KEEP_OLD_VERSIONS = timedelta(minutes=2)  # readers may still hold a version this old; never prune at 0
 VECTOR_INDEX_MIN_ROWS = int(os.environ.get("HIPPO_VECTOR_INDEX_MIN_ROWS", "30000"))
@@ -63,6 +64,9 @@ def chunk_schema(dim: int) -> pa.Schema:
         pa.field("vkey", pa.string()),  # hash of the embedded text: the vector cache key
         pa.field("embedded", pa.bool_()),
         pa.field("vector", pa.list_(pa.float32(), dim)),
+        # the file's code graph (chunking.graph, JSON) on the file's first chunk, "" on the others: it is
+        # replaced with the file's chunks in one commit, so a table version's chunks and graph agree
+        pa.field("graph", pa.string()),
     ])
 
 
@@ -276,6 +280,7 @@ class Store:
         self._scan_cache: dict[tuple, list[dict]] = {}  # emptied when refresh() moves to a newer version
         self._symbol_cache: tuple[int, SymbolIndex] | None = None  # (table version, its symbol index)
         self._count_cache: tuple[int, int] | None = None  # (table version, row count)
+        self._graph_cache: tuple[int, dict[str, str]] | None = None  # (table version, path -> graph JSON)
 
     # --- tables -------------------------------------------------------------------------------
     def _names(self) -> set[str]:
@@ -294,6 +299,10 @@ class Store:
     def chunks(self, create: bool = False):
         if self._chunks is None:
             self._chunks = self._table(CHUNKS, chunk_schema, create)
+            if self._chunks is not None and self.writer and GRAPH not in self._chunks.schema.names:
+                # a table from before the code graph: the column is added empty, and the indexer
+                # re-reads every file once (state.graph_version) to fill it in
+                self._chunks.add_columns({GRAPH: "CAST('' AS STRING)"})
         return self._chunks
 
     @_guarded
@@ -376,6 +385,7 @@ class Store:
         self._scan_cache.clear()
         self._symbol_cache = None
         self._count_cache = None
+        self._graph_cache = None
         if self.reader_mark is not None:
             self.reader_mark.take(MARK_WAIT)  # before moving to the newest version
         for tbl in (self._chunks, self._vectors):
@@ -393,6 +403,8 @@ class Store:
                 flat = np.concatenate([np.asarray(r["vector"], dtype=np.float32) for r in rows]) \
                     if rows else np.zeros(0, np.float32)
                 cols["vector"] = pa.FixedSizeListArray.from_arrays(pa.array(flat, pa.float32()), self.dim)
+            elif f.name == GRAPH:
+                cols[f.name] = pa.array([r.get(GRAPH) or "" for r in rows], type=f.type)
             else:
                 cols[f.name] = pa.array([r[f.name] for r in rows], type=f.type)
         return pa.Table.from_pydict(cols, schema=schema)
@@ -661,6 +673,25 @@ class Store:
         names something the repository does not define. Cached per table version."""
         tbl = self.chunks()
         return [] if tbl is None else self._symbol_index(tbl).names
+
+    @_guarded
+    def file_graphs(self) -> dict[str, str]:
+        """path -> code graph JSON (chunking.graph) of every file that has one, in the open table version.
+        One read of the rows that carry a graph (one per file); cached until the version moves."""
+        tbl = self.chunks()
+        if tbl is None or GRAPH not in tbl.schema.names:
+            return {}
+        version = tbl.version
+        if self._graph_cache is None or self._graph_cache[0] != version:
+            t = tbl.search().where("graph != ''").select(["path", GRAPH]).limit(self._every(tbl)).to_arrow()
+            self._graph_cache = (version, dict(zip(t.column("path").to_pylist(), t.column(GRAPH).to_pylist(),
+                                                   strict=True)))
+        return self._graph_cache[1]
+
+    def table_version(self) -> int:
+        """The open chunks table version (0 without a table): what caches built over the rows key on."""
+        tbl = self.chunks()
+        return 0 if tbl is None else int(tbl.version)
 
     def _every(self, tbl) -> int:
         """A `limit` that admits every row of the open version (lance needs one): its row count, counted

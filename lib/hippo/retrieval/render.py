@@ -175,9 +175,10 @@ def to_text(resp: SearchResponse) -> str:
     return "\n".join(lines)
 
 
-def failure_xml(hits: list[dict]) -> str:
+def failure_xml(hits: list[dict], candidates: list[dict] = ()) -> str:  # type: ignore[assignment]
     """The failure hook's `<search_results>`: per result only the seed's fields (source_file, lines,
-    language, last_modified, score) and `why`, the one-line reason it is evidence; no id or meta block."""
+    language, last_modified, score) and `why`, the one-line reason it is evidence; no id or meta block.
+    `candidates` (path, start_line, end_line, symbol, score, why) follow as `<more_candidates>` pointers."""
     out = ["<search_results>"]
     for h in hits:
         attrs = f"score={quoteattr(format(float(h.get('score') or 0), '.2f'))}"
@@ -189,5 +190,81 @@ def failure_xml(hits: list[dict]) -> str:
                    + (f"<last_modified>{_text(h['last_modified'])}</last_modified>" if h.get("last_modified") else ""))
         out.append(f"<snippet>{_cdata(h['snippet'])}</snippet>")
         out.append("</result>")
+    if candidates:
+        out.append("<more_candidates>")
+        for c in candidates:
+            attrs = (f"path={quoteattr(display(c['path']))} lines=\"{int(c['start_line'])}-{int(c['end_line'])}\""
+                     f" symbol={quoteattr(display(c.get('symbol') or ''))}"
+                     f" score={quoteattr(format(float(c.get('score') or 0), '.2f'))}")
+            if c.get("why"):
+                attrs += f" why={quoteattr(display(_strip_invalid_xml_chars(str(c['why']))))}"
+            out.append(f"<candidate {attrs}/>")
+        out.append("</more_candidates>")
     out.append("</search_results>")
+    return "\n".join(out)
+
+
+# --- structural answers (hippo.retrieval.structure: def / callers / callees) ---------------------------------------
+def _code_lines(text: str, indent: str = "    ") -> list[str]:
+    return [f"{indent}{_UNSAFE_IN_CODE.sub(_escape_char, src)}" for src in text.splitlines()]
+
+
+def _target(t: dict) -> str:
+    return f"{display(t['path'])}:{t['start_line']}-{t['end_line']}  {display(t['symbol'])}"
+
+
+def structure_text(data: dict) -> str:
+    """`hippo def/callers/callees` for a terminal: `path:start-end  symbol` lines, code indented."""
+    lines: list[str] = []
+    op = data.get("op")
+    defs = data.get("definitions") or []
+    for n, d in enumerate(defs if op == "def" else defs[:1], 1):
+        lines.append(f"{n}. {_target(d)}  ({d['kind']})" if op == "def" else f"{_target(d)}  ({d['kind']})")
+        lines.extend(_code_lines(d.get("text") or ""))
+        lines.append("")
+    if op == "callers" and data.get("results"):
+        lines.append(f"called from {len(data['results'])} place(s):")
+        for r in data["results"]:
+            inside = f"in {display(r['symbol'])} ({r['start_line']}-{r['end_line']})" if r["symbol"] else "at module level"
+            weak = "  [by name only]" if r["resolved"] != "exact" else ""
+            lines.append(f"  {display(r['path'])}:{r['line']}  {inside}{weak}")
+            lines.extend(_code_lines(r.get("text") or "", "      "))
+    if op == "callees" and data.get("results"):
+        lines.append("calls:")
+        for r in data["results"]:
+            where = "; ".join(_target(t) for t in r["targets"]) or "(not defined in this repository)"
+            weak = "  [by name only]" if r["resolved"] == "name" else ""
+            lines.append(f"  line {r['line']}  {display(r['callee'])} -> {where}{weak}")
+    if data.get("message"):
+        lines.append(str(data["message"]))
+    return "\n".join(lines).rstrip("\n")
+
+
+def structure_json(data: dict) -> str:
+    """Stable schema: {"op", "name", "definitions": [{path, symbol, kind, start_line, end_line, text}],
+    "results": [...], "message", "indexed_commit"}."""
+    return _json_safe(json.dumps(data, ensure_ascii=False, indent=2))
+
+
+def structure_xml(data: dict) -> str:
+    """`<structure_results op name>`: `<definition path lines symbol kind>` with its head as CDATA, then
+    `<caller path line symbol lines resolved>` or `<callee line name resolved>` with `<target/>` pointers."""
+    out = [f"<structure_results op={quoteattr(str(data.get('op')))} name={quoteattr(display(data.get('name', '')))}>"]
+    for d in data.get("definitions") or []:
+        out.append(f"  <definition path={quoteattr(display(d['path']))} lines=\"{int(d['start_line'])}-{int(d['end_line'])}\""
+                   f" symbol={quoteattr(display(d['symbol']))} kind={quoteattr(str(d['kind']))}>{_cdata(d.get('text') or '')}"
+                   "</definition>")
+    for r in data.get("results") or []:
+        if data.get("op") == "callers":
+            out.append(f"  <caller path={quoteattr(display(r['path']))} line=\"{int(r['line'])}\""
+                       f" symbol={quoteattr(display(r['symbol']))} lines=\"{int(r['start_line'])}-{int(r['end_line'])}\""
+                       f" resolved={quoteattr(str(r['resolved']))}>{_text(r.get('text') or '')}</caller>")
+        else:
+            targets = "".join(f"<target path={quoteattr(display(t['path']))} lines=\"{int(t['start_line'])}-"
+                              f"{int(t['end_line'])}\" symbol={quoteattr(display(t['symbol']))}/>" for t in r["targets"])
+            out.append(f"  <callee line=\"{int(r['line'])}\" name={quoteattr(display(r['callee']))}"
+                       f" resolved={quoteattr(str(r['resolved']))}>{targets}</callee>")
+    if data.get("message"):
+        out.append(f"  <message>{_text(data['message'])}</message>")
+    out.append("</structure_results>")
     return "\n".join(out)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
+from hippo.core import indexdir
 from hippo.core.config import Settings, load_settings
 from hippo.core.errors import BadQueryError, DamagedIndexError, NoIndexError
 from hippo.core.indexdir import IndexDir
@@ -110,6 +111,7 @@ class Searcher:
         self.settings = settings or load_settings(self.root)
         self.index_dir = self.settings.index_path(self.root)
         refuse_planted(self.root, self.index_dir)
+        indexdir.make_private(self.index_dir)  # an index an older hippo left readable to all is closed on open
         self._embedder = embedder
         self.state = self._load_state()
         mark = integrity.damage_mark(self.index_dir)
@@ -126,7 +128,7 @@ class Searcher:
     def _load_state(self) -> IndexState:
         state = load_state(self.index_dir)
         if state is None or not IndexDir(self.index_dir).db.exists():
-            raise NoIndexError()
+            raise NoIndexError.at(self.index_dir)
         return state
 
     def refresh(self) -> None:
@@ -402,11 +404,18 @@ class Searcher:
         allowance = _allowance(keep, k, budget)
         while pointers and _pointers_cost(pointers) > allowance:
             pointers.pop()
-        self._annotate(keep)
+        keep = self._annotate(keep)
         return keep, None, pointers
 
-    def _annotate(self, hits: list[Hit]) -> None:
-        """Mark stale hits (live file differs from the indexed text) and fill in last_modified."""
+    def _annotate(self, hits: list[Hit]) -> list[Hit]:
+        """Check every hit against its live file and fill in last_modified; returns the hits to show.
+
+        The one place every surface (CLI, MCP, /rag, warm server) gets its hits from, so no surface shows
+        indexed text the file no longer holds: a hit whose file changed since indexing is compared with
+        the live text (redacted as the indexer redacts); lines that moved are shown at their new numbers,
+        and a hit whose lines are gone (or whose file is gone or unreadable) is dropped. Text a team base
+        carried that no file holds never reaches a caller this way either.
+        """
         from hippo.core import gitutil
 
         # one `git log` per file is the slowest part of a warm query: remember each (path, blob)'s date
@@ -427,18 +436,22 @@ class Searcher:
             from hippo.core.repo_read import RepoReader
 
             reader = self.__dict__["_reader"] = RepoReader(self.root, self.settings)
+        shown: list[Hit] = []
         for h in hits:
             live = self.root / h.path
             rec = self.state.files.get(h.path)
             try:
                 st = live.stat()
             except OSError:
-                h.stale = True
-                continue
+                continue  # the file is gone
             if rec is None or st.st_size != rec.size or st.st_mtime_ns != rec.mtime_ns:
                 # the index applied .gitignore when it took the file; the name rules are checked again
-                h.stale = not _live_matches(reader.read_bytes(h.path, check_ignored=False), h)
+                if not _relive(reader.read_bytes(h.path, check_ignored=False), h):
+                    continue
+                dates.pop(h.path, None)  # the commit date is of the indexed blob, not of this text
             h.last_modified = dates.get(h.path) or date.fromtimestamp(st.st_mtime).isoformat()
+            shown.append(h)
+        return shown
 
     def _respond(self, query, hits, total, started, strategy, message, embedded: int | None = None,
                  all_rows: int | None = None) -> SearchResponse:
@@ -662,23 +675,57 @@ def _trim_around(h: Hit, lines: list[str], matches: dict[int, int], cap: int) ->
     first = h.start_line
     h.start_line, h.end_line = first + chosen[0], first + chosen[-1]
     h.snippet = "\n".join(out)
-    h._kept_lines = kept_lines  # type: ignore[attr-defined]  # what _live_matches compares
+    h._kept_lines = kept_lines  # type: ignore[attr-defined]  # what _relive compares
 
 
-def _live_matches(data: bytes | None, hit: Hit) -> bool:
-    """Does the live file (None: unreadable or refused) still hold the hit's lines?"""
+MAX_RELOCATIONS = 50  # places in the live file tried for a hit whose lines moved
+
+
+def _shown_lines(hit: Hit) -> list[tuple[int, str]]:
+    """(line number, text) of every file line the hit's snippet shows, markers left out."""
+    kept = getattr(hit, "_kept_lines", None)
+    if kept is not None:  # trimmed around matches: the shown lines at their own numbers
+        return list(kept)
+    lines = hit.snippet.split("\n")
+    if hit.truncated:
+        lines = lines[:-1]
+    return [(hit.start_line + i, line) for i, line in enumerate(lines)]
+
+
+def _same_line(live: str, shown: str) -> bool:
+    # a line longer than a chunk may hold, or cut by the budget, is shown as its head
+    return live == shown or (bool(shown) and live.startswith(shown) and len(live) > len(shown))
+
+
+def _relive(data: bytes | None, hit: Hit) -> bool:
+    """Make `hit` true to the live file (None: unreadable or refused). True when its lines are there, at
+    their numbers or moved as one block (the hit is renumbered); False when they are not."""
     if data is None:
         return False
-    text = data.decode("utf-8", errors="replace").replace("\r\n", "\n")
-    kept = getattr(hit, "_kept_lines", None)
-    if kept is not None:  # trimmed around matches: compare the shown lines at their own line numbers
-        live_lines = text.split("\n")
-        return all(n - 1 < len(live_lines) and live_lines[n - 1] == line for n, line in kept)
-    current = text.split("\n")[hit.start_line - 1: hit.end_line]
-    indexed = hit.snippet.split("\n")
-    if hit.truncated:
-        indexed = indexed[:-1]
-    return current[: len(indexed)] == indexed
+    from hippo.index.chunking.lines import split_lines
+    from hippo.index.indexer import indexed_text
+
+    live = split_lines(indexed_text(data))
+    shown = _shown_lines(hit)
+    if not shown:
+        return False
+
+    def holds(delta: int) -> bool:
+        return all(0 <= n - 1 + delta < len(live) and _same_line(live[n - 1 + delta], text) for n, text in shown)
+
+    if holds(0):
+        return True
+    first_n, first = next(((n, t) for n, t in shown if t.strip()), shown[0])
+    deltas = sorted((i + 1 - first_n for i, line in enumerate(live) if _same_line(line, first)), key=abs)
+    for delta in deltas[:MAX_RELOCATIONS]:
+        if holds(delta):
+            hit.start_line += delta
+            hit.end_line += delta
+            kept = getattr(hit, "_kept_lines", None)
+            if kept is not None:
+                hit._kept_lines = [(n + delta, t) for n, t in kept]  # type: ignore[attr-defined]
+            return True
+    return False
 
 
 def search(root: Path, query: str, **kw) -> SearchResponse:

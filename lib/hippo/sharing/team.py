@@ -7,13 +7,20 @@ Remote layout under the shared location (`s3://bucket/prefix`, or a plain direct
 
     <prefix>/<commit>/<publish-id>/db/...        LanceDB tables (`chunks`, `vectors`) of that commit
     <prefix>/<commit>/<publish-id>/state.json    the index state: per-file records (blob ids, hashes)
-    <prefix>/<commit>/manifest.json              written last; names the publish id and every file
+    <prefix>/<commit>/manifest.json              written last; names the publish id and every file,
+                                                 with its size and sha256
 
 Safety: a publisher writes data under a prefix no one else uses (a fresh publish id), checks it (file
 sizes, and LanceDB opening the remote tables and counting rows), and only then puts the manifest, a
-single object that appears whole. Readers trust a snapshot only through a manifest that parses, matches
-their model and schema, and whose listed files all arrive with the listed sizes. Two publishers of one
-commit each write complete data; the last manifest wins and both point at valid snapshots.
+single object that appears whole. Two publishers of one commit each write complete data; the last
+manifest wins and both point at valid snapshots.
+
+A reader trusts nothing it was not told about: it downloads only the files the manifest lists (never a
+listing of the prefix), each at most its listed size, the whole under `shared_index_max_mb`, and checks
+every file's size and sha256; any mismatch, or a manifest without hashes, rejects the base in one line
+and the repository is indexed locally. The rows of an accepted base are then checked against the files
+they claim (hippo.sharing.team_verify) before the swap: a file whose rows the local chunker does not
+reproduce loses them and is indexed locally.
 
 Local side: the snapshot is downloaded and becomes `.hippo/` (tables + state.json, the state's file
 records keyed by git blob id). The ordinary incremental indexer then re-indexes only files whose content
@@ -26,6 +33,7 @@ check-result (see CHECK_TTL) touches neither the network nor these modules.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -44,6 +52,8 @@ from hippo.core.indexdir import IndexDir
 
 FORMAT = 1
 MANIFEST = "manifest.json"
+MiB = 1024 * 1024
+READ_BLOCK = MiB
 WALK_DEPTH = 64  # how many first-parent ancestors of HEAD may serve as a base
 CHECK_TTL = 600.0  # seconds: with an unchanged HEAD, do not ask the remote again before this
 DOWNLOAD_PREFIX = ".base-download-"
@@ -51,6 +61,10 @@ DOWNLOAD_PREFIX = ".base-download-"
 
 class RemoteError(HippoError):
     """The shared location could not be reached or read."""
+
+
+class BaseRejected(HippoError):
+    """A snapshot that does not match its manifest (or has no hashes, or is too large): never used."""
 
 
 # --- location ------------------------------------------------------------------------------------
@@ -141,6 +155,7 @@ class Manifest:
     created_at: float
     chunks: int
     files: dict[str, int] = field(default_factory=dict)  # snapshot-relative path -> size in bytes
+    sha256: dict[str, str] = field(default_factory=dict)  # snapshot-relative path -> sha256 hex of its bytes
     format: int = FORMAT
     hippo_version: str = ""
 
@@ -158,8 +173,27 @@ class Manifest:
         ok = (m.format == FORMAT and isinstance(m.files, dict) and indexdir.STATE in m.files
               and isinstance(m.commit, str) and len(m.commit) >= 7 and m.publish_id
               and "/" not in m.publish_id and ".." not in m.publish_id
-              and all(isinstance(v, int) and _safe_rel(k) for k, v in m.files.items()))
+              and all(isinstance(v, int) and _safe_rel(k) for k, v in m.files.items())
+              and isinstance(m.sha256, dict) and all(isinstance(v, str) for v in m.sha256.values()))
         return m if ok else None
+
+    def problem(self, cap_bytes: int) -> str | None:
+        """Why this manifest's snapshot must not be downloaded (checked before a single byte is), or None."""
+        if not self.sha256 or set(self.sha256) != set(self.files):
+            return ("its manifest has no content hashes (published by an older hippo); ask the publisher to "
+                    "re-publish it with `hippo publish --force`")
+        odd = next((k for k in self.files if k != indexdir.STATE and not k.startswith(f"{indexdir.DB}/")), None)
+        if odd is not None:
+            return f"its manifest lists {odd!r}, which is not part of an index"
+        bad = next((k for k, v in self.files.items() if v < 0), None) or \
+            next((k for k, v in self.sha256.items() if len(v) != 64 or v.strip("0123456789abcdef")), None)
+        if bad is not None:
+            return f"its manifest has a malformed entry for {bad!r}"
+        total = sum(self.files.values())
+        if total > cap_bytes:
+            return (f"it is {total / MiB:,.0f} MB, over the {cap_bytes / MiB:,.0f} MB limit "
+                    "(HIPPO_SHARED_INDEX_MAX_MB)")
+        return None
 
 
 def _safe_rel(rel: str) -> bool:
@@ -276,6 +310,7 @@ def publish(root: Path, settings: Settings, *, embedder=None, allow_dirty: bool 
             _write(fs, f"{snap}/{indexdir.STATE}", IndexDir(indexer.index_dir).state.read_bytes())
             local = {f"db/{k}": v for k, v in _list_sizes(pafs.LocalFileSystem(), str(local_db)).items()}
             local[indexdir.STATE] = IndexDir(indexer.index_dir).state.stat().st_size
+            hashes = {rel: _sha256_file(indexer.index_dir / rel) for rel in local}
             remote = _list_sizes(fs, snap)
         except OSError as exc:
             raise RemoteError(f"upload to {loc.uri} failed: {exc}") from exc
@@ -293,13 +328,21 @@ def publish(root: Path, settings: Settings, *, embedder=None, allow_dirty: bool 
 
     manifest = Manifest(commit=commit, model_id=state.model_id, dim=state.dim, schema_version=state.schema_version,
                         publish_id=report.publish_id, created_at=time.time(), chunks=local_rows, files=local,
-                        hippo_version=__version__)
+                        sha256=hashes, hippo_version=__version__)
     if before_manifest is not None:  # tests look at the remote between data and manifest
         before_manifest(loc, snap)
     _write(fs, loc.join(commit, MANIFEST), manifest.to_json().encode())
     report.chunks, report.files, report.bytes = local_rows, len(local), sum(local.values())
     report.seconds = time.monotonic() - started
     return report
+
+
+def _sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while block := fh.read(READ_BLOCK):
+            h.update(block)
+    return h.hexdigest()
 
 
 def _remote_rows(loc: Location, rel: str) -> int:
@@ -320,11 +363,14 @@ def _compatible(m: Manifest, model_id: str, schema_version: int) -> bool:
 
 @dataclass
 class SyncResult:
-    action: str  # "seeded" | "kept" | "none" | "offline" | "cached" | "off"
+    action: str  # "seeded" | "kept" | "none" | "offline" | "rejected" | "cached" | "off" | "error"
     base_commit: str | None = None
     message: str | None = None  # say-once notice for the user (None when nothing new to say)
     seconds: float = 0.0
     bytes: int = 0
+    reindexed: list[str] = field(default_factory=list)  # base files whose rows failed verification
+    verify_seconds: float = 0.0
+    verification: object = None  # the team_verify.Verification of a seeded base
 
 
 def _team_file(index_dir: Path) -> Path:
@@ -340,9 +386,9 @@ def load_team(index_dir: Path) -> dict:
 
 
 def _save_team(index_dir: Path, data: dict) -> None:
-    from hippo.core.indexdir import atomic_write
+    from hippo.core.indexdir import atomic_write, create
 
-    index_dir.mkdir(parents=True, exist_ok=True)
+    create(index_dir)
     atomic_write(_team_file(index_dir), json.dumps(data, indent=1))
 
 
@@ -414,25 +460,42 @@ def _sync_base(root: Path, settings: Settings, force_check: bool, embedder_model
                        f"{settings.shared_index}; indexing locally.")
     state = load_state(index_dir)
     interrupted = bool(team.get("seeding"))
-    if (state is not None and not interrupted
+    # A local index seeded before bases were verified vouches for nothing: it is replaced once, verified.
+    trusted = not team.get("base_commit") or bool(team.get("verified"))
+    if (state is not None and not interrupted and trusted
             and _local_is_fresher(root, state, base, embedder_model, SCHEMA_VERSION)):
         return _finish(index_dir, team, heads[0], SyncResult("kept", team.get("base_commit")), started, None)
+    key = f"{base.commit}/{base.publish_id}"
+    if team.get("rejected") == key:  # rejected before: not downloaded again (the notice is not repeated)
+        return _finish(index_dir, team, heads[0], SyncResult("rejected", team.get("base_commit")), started,
+                       team.get("rejected_notice"))
     try:
-        size = _seed(root, settings, loc, fs, base)
+        size, check = _seed(root, settings, loc, fs, base, trusted and not interrupted)
+    except BaseRejected as exc:
+        notice = f"hippo: shared index {base.commit[:12]}/{base.publish_id} rejected: {_short(exc, 240)}; " \
+                 "indexing locally."
+        team.update(rejected=key, rejected_notice=notice)
+        return _finish(index_dir, team, heads[0], SyncResult("rejected", team.get("base_commit")), started, notice)
     except (HippoError, OSError) as exc:  # RemoteError, or the index locked by a long run
         return _finish(index_dir, team, heads[0], SyncResult("offline", team.get("base_commit")), started,
                        f"hippo: could not download the shared index ({_short(exc)}); indexing locally.")
     team.pop("seeding", None)
-    team.update(base_commit=base.commit, base_publish_id=base.publish_id, base_model=base.model_id)
-    res = SyncResult("seeded", base.commit, bytes=size)
+    team.update(base_commit=base.commit, base_publish_id=base.publish_id, base_model=base.model_id, verified=True)
+    res = SyncResult("seeded", base.commit, bytes=size, reindexed=check.refused, verify_seconds=check.seconds,
+                     verification=check)
+    redo = ""
+    if check.refused:
+        n = len(check.refused)
+        redo = (f"; the rows of {n} file{'s' if n != 1 else ''} (e.g. {check.refused[0][:80]!r}) did not match "
+                "the files and were dropped")
     return _finish(index_dir, team, heads[0], res, started,
-                   f"hippo: using the shared index of {base.commit[:12]} ({base.chunks} chunks); "
+                   f"hippo: using the shared index of {base.commit[:12]} ({base.chunks} chunks{redo}); "
                    "indexing only local changes.")
 
 
-def _short(exc: BaseException) -> str:
+def _short(exc: BaseException, limit: int = 160) -> str:
     text = " ".join(str(exc).split())
-    return text[:160] + ("..." if len(text) > 160 else "")
+    return text[:limit] + ("..." if len(text) > limit else "")
 
 
 def _finish(index_dir: Path, team: dict, head: str, res: SyncResult, started: float, notice: str | None) -> SyncResult:
@@ -463,29 +526,37 @@ def _local_is_fresher(root: Path, state, base: Manifest, model_id: str, schema_v
     return gitutil.is_ancestor(root, base.commit, state.indexed_commit)
 
 
-def _seed(root: Path, settings: Settings, loc: Location, fs, base: Manifest) -> int:
-    """Download the snapshot beside `.hippo/db`, check it against the manifest, swap it in under the lock."""
-    import pyarrow.fs as pafs
+def _seed(root: Path, settings: Settings, loc: Location, fs, base: Manifest, trusted: bool):
+    """Download the files the manifest lists beside `.hippo/db`, check each one's size and sha256, verify
+    the rows against the local files (hippo.sharing.team_verify), then swap it in under the lock.
 
+    `trusted`: the local index was built here or from a verified base, so its rows may vouch for equal
+    base rows of the same blob. Returns (bytes downloaded, the verification). Raises BaseRejected for a
+    snapshot that does not match its manifest, RemoteError when the store fails.
+    """
     from hippo.index.indexer import WriterLock, index_dir_for
     from hippo.index.state import load_state
+    from hippo.sharing.team_verify import verify_base
 
+    where = f"{base.commit[:12]}/{base.publish_id}"
+    problem = base.problem(settings.shared_index_max_mb * MiB)
+    if problem:
+        raise BaseRejected(problem)
     index_dir = index_dir_for(root, settings)
     _sweep_downloads(index_dir)
     tmp = index_dir / f"{DOWNLOAD_PREFIX}{uuid.uuid4().hex[:12]}"
     try:
-        try:
-            pafs.copy_files(loc.join(base.commit, base.publish_id), str(tmp), source_filesystem=fs,
-                            destination_filesystem=pafs.LocalFileSystem())
-        except OSError as exc:
-            raise RemoteError(str(exc)) from exc
-        got = _local_sizes(tmp)
-        bad = [k for k, v in base.files.items() if got.get(k) != v]
-        if bad:
-            raise RemoteError(f"snapshot {base.commit[:12]}/{base.publish_id} is incomplete ({bad[0]})")
+        for rel in sorted(base.files):
+            _fetch(fs, loc.join(base.commit, base.publish_id), rel, tmp, base.files[rel], base.sha256[rel])
         state = load_state(tmp)
         if state is None or state.model_id != base.model_id or state.dim != base.dim:
-            raise RemoteError(f"snapshot {base.commit[:12]}/{base.publish_id} has an unreadable state")
+            raise BaseRejected("its state.json is unreadable or names another model")
+        try:
+            check = verify_base(root, settings, tmp, state, trusted_dir=index_dir if trusted else None)
+        except OSError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - tables that match their hashes yet do not read as an index
+            raise BaseRejected(f"its tables cannot be read ({type(exc).__name__}: {_short(exc, 80)})") from exc
         with WriterLock(index_dir, 30.0):
             team = load_team(index_dir)
             team["seeding"] = base.commit  # a kill inside the swap is redone by the next sync
@@ -498,9 +569,44 @@ def _seed(root: Path, settings: Settings, loc: Location, fs, base: Manifest) -> 
             os.replace(IndexDir(tmp).state, IndexDir(index_dir).state)
             team.pop("seeding", None)
             _save_team(index_dir, team)
-        return sum(base.files.values())
+        return sum(base.files.values()), check
+    except OSError as exc:
+        raise RemoteError(f"snapshot {where}: {exc}") from exc
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _fetch(fs, snap: str, rel: str, tmp: Path, size: int, sha256: str) -> None:
+    """Copy one listed file, reading at most one byte past its listed size, and check size and hash."""
+    import pyarrow.fs as pafs
+
+    src, dest = f"{snap}/{rel}", tmp / rel
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    h = hashlib.sha256()
+    got = 0
+    try:
+        info = fs.get_file_info(src)
+        if info.type != pafs.FileType.File:
+            raise BaseRejected(f"{rel} is listed but missing")
+        if info.size is not None and info.size != size:  # the listing says so already: nothing to download
+            raise BaseRejected(f"{rel} is {info.size} bytes, the manifest says {size}")
+        with fs.open_input_stream(src) as fh, open(dest, "wb") as out:
+            while got <= size:
+                block = fh.read(min(READ_BLOCK, size + 1 - got))
+                if not block:
+                    break
+                got += len(block)
+                h.update(block)
+                out.write(block)
+    except BaseRejected:
+        raise
+    except OSError as exc:
+        raise RemoteError(str(exc)) from exc
+    if got != size:
+        raise BaseRejected(f"{rel} is {'more than ' if got > size else ''}{got} bytes, the manifest "
+                           f"says {size}")
+    if h.hexdigest() != sha256:
+        raise BaseRejected(f"{rel} does not match its sha256 in the manifest")
 
 
 def _sweep_downloads(index_dir: Path, older_than: float = 3600.0) -> None:
@@ -512,15 +618,6 @@ def _sweep_downloads(index_dir: Path, older_than: float = 3600.0) -> None:
                 shutil.rmtree(p, ignore_errors=True)
         except OSError:
             pass
-
-
-def _local_sizes(path: Path) -> dict[str, int]:
-    out = {}
-    for dirpath, _dirs, files in os.walk(path):
-        for name in files:
-            p = Path(dirpath) / name
-            out[p.relative_to(path).as_posix()] = p.stat().st_size
-    return out
 
 
 def say(message: str | None) -> None:

@@ -346,6 +346,50 @@ def search(query, keywords, globs, exact, k, fmt, mode, budget, repo, repo_alias
         sys.exit(EXIT_NO_RESULTS)
 
 
+def _structure(kind: str, name: str, k: int | None, fmt: str, repo: str | None, repo_alias: str | None) -> None:
+    """One structural question (hippo.retrieval.structure) through the warm server, like `search`. Exit 1: nothing."""
+    from hippo.retrieval import render
+    from hippo.surfaces.service import client
+
+    root = _root(_repo(repo, repo_alias))
+    data = client.structure(root, {"kind": kind, "name": name, "k": k})
+    global _fast_exit
+    _fast_exit = True
+    click.echo({"xml": render.structure_xml, "json": render.structure_json, "text": render.structure_text}[fmt](data))
+    if not data.get("definitions") or (kind != "def" and not data.get("results")):
+        sys.exit(EXIT_NO_RESULTS)
+
+
+def structure_options(fn):
+    fn = repo_option()(fn)
+    fn = click.option("--format", "-f", "fmt", type=click.Choice(["text", "xml", "json"]), default="text",
+                      show_default=True, help="Output format (xml is what Claude receives).")(fn)
+    fn = click.option("-k", "-n", "--k", "k", type=click.IntRange(1, 200), default=None,
+                      help="At most this many results (default 20).")(fn)
+    return click.argument("name")(fn)
+
+
+@cli.command("def", context_settings=CONTEXT)
+@structure_options
+def def_(name, k, fmt, repo, repo_alias) -> None:
+    """Where NAME is defined (`parse`, `Command.parse`, `pkg.mod.func`), best first, with line ranges."""
+    _structure("def", name, k, fmt, repo, repo_alias)
+
+
+@cli.command(context_settings=CONTEXT)
+@structure_options
+def callers(name, k, fmt, repo, repo_alias) -> None:
+    """Call sites of NAME, resolved through imports (not just the same word), with the calling function."""
+    _structure("callers", name, k, fmt, repo, repo_alias)
+
+
+@cli.command(context_settings=CONTEXT)
+@structure_options
+def callees(name, k, fmt, repo, repo_alias) -> None:
+    """What NAME calls, each call resolved to its definition in this repository when there is one."""
+    _structure("callees", name, k, fmt, repo, repo_alias)
+
+
 def _empty_index(root: Path) -> bool:
     from hippo.core.config import load_settings
     from hippo.index.state import load_state
@@ -370,7 +414,9 @@ def status(fmt: str, as_json: bool, repo: str | None, repo_alias: str | None) ->
         click.echo(_json.dumps(info, indent=2))
         return
     if not info.get("indexed"):
-        raise HippoError("No index here yet. Run `hippo index`.")
+        from hippo.core.errors import NoIndexError
+
+        raise NoIndexError.at(info["index_dir"])
     for key, label in (("root", "repository"), ("files", "files"), ("chunks", "chunks"), ("model", "model"),
                        ("indexed_commit", "indexed commit"), ("branch", "branch"), ("behind", "freshness"),
                        ("vectors", "vectors"), ("size_mb", "index size (MB)"), ("updated", "last update"),

@@ -22,7 +22,7 @@ __all__ = ["Budget", "MAX_CHARS", "MAX_CHUNK_CHARS", "MAX_LINES", "chunk_file",
 
 
 def chunk_file(path: str, text: str, *, language: str | None = None,
-               budget: Budget | None = None) -> list[Chunk]:
+               budget: Budget | None = None, graph: list | None = None) -> list[Chunk]:
     """Chunks of `text`, the content of repo-relative POSIX `path`.
 
     Args:
@@ -31,6 +31,8 @@ def chunk_file(path: str, text: str, *, language: str | None = None,
         language: override `detect_language(path)`.
         budget: size limits; the default is ~1,500 chars / 60 lines per chunk. max_chars is
             clamped to MAX_CHUNK_CHARS.
+        graph: when a list, the file's code graph (`chunking.graph.FileGraph`) is appended to it
+            for languages with graph rules, from the same parse as the chunks.
     """
     lines = split_lines(text)
     if not any(ln.strip() for ln in lines):
@@ -45,7 +47,7 @@ def chunk_file(path: str, text: str, *, language: str | None = None,
     if lang in CODE_LANGUAGES:
         from hippo.index.chunking.code import chunk_code  # keeps tree-sitter off the import path
 
-        chunks = chunk_code(doc, lang)
+        chunks = chunk_code(doc, lang, graph)
         if chunks is not None:
             return chunks
         return window_chunks(doc)

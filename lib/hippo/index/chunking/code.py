@@ -7,6 +7,7 @@ layout always partitions the file's rows, so no line is lost. tree-sitter is imp
 """
 from __future__ import annotations
 
+import re
 import threading
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,16 +34,39 @@ def get_parser(lang: str) -> Any | None:
     return cache[lang]
 
 
-def chunk_code(doc: Lines, grammar: str) -> list[Chunk] | None:
-    """Chunks for a source file, or None when it cannot be parsed (caller uses windows)."""
+# Code points in planes 4-16 (unassigned, tags, private use) crash some grammars' scanners outright: tree-sitter-
+# bash segfaults on `{` followed by U+60000, so one planted .sh file would kill every `hippo index`. The parser
+# sees a harmless 4-byte stand-in (byte offsets stay put); chunks keep the real text.
+_UNSAFE_FOR_SCANNERS = re.compile("[\U00040000-\U0010FFFF]")
+_STAND_IN = "\U0001F4C4"
+
+
+def _parser_safe(text: str) -> str:
+    if text and max(text) >= "\U00040000":
+        return _UNSAFE_FOR_SCANNERS.sub(_STAND_IN, text)
+    return text
+
+
+def chunk_code(doc: Lines, grammar: str, graph: list | None = None) -> list[Chunk] | None:
+    """Chunks for a source file, or None when it cannot be parsed (caller uses windows). When `graph` is
+    a list, the file's code graph (chunking.graph) is appended to it, from the same parse."""
     parser = get_parser(grammar)
     if parser is None:
         return None
-    src = "\n".join(doc.lines).encode("utf-8", "replace")
+    src = _parser_safe("\n".join(doc.lines)).encode("utf-8", "replace")
     try:
         tree = parser.parse(src)
     except Exception:
         return None
+    if graph is not None:
+        from hippo.index.chunking.graph import extract
+
+        try:
+            fg = extract(tree, src, grammar)
+        except Exception:  # noqa: BLE001 - a graph is extra: the chunks must not depend on it
+            fg = None
+        if fg is not None:
+            graph.append(fg)
     layout = _Layout(doc, grammar, src)
     pieces = layout.container(tree.root_node.children, 0, len(doc) - 1, scope="",
                               code_kind="module", code_symbol="", header=False)

@@ -17,20 +17,36 @@ COMMANDS_BUDGET = 2200
 LAYOUT_BUDGET = 1100
 
 
-def compose(root: Path, spec_globs, budget: int) -> str:
-    """Commands, layout and conventions for the repo at `root`, in at most `budget` characters."""
-    repo = Repo(root)
-    parts: list[str] = []
+def compose(root: Path, spec_globs, budget: int, *, deadline: float | None = None,
+            parts: list[str] | None = None, notes: list[str] | None = None) -> str:
+    """Commands, layout and conventions for the repo at `root`, in at most `budget` characters.
+
+    `deadline` (a time.monotonic() value): no new section or file is started after it, so a slow repo
+    yields the sections finished by then. `parts` receives each section as soon as it is done (a caller
+    that stops waiting still has them); `notes` receives what was skipped and why (for the log)."""
+    repo = Repo(root, deadline=deadline)
+    if notes is not None:
+        repo.notes = notes  # filled as the brief goes: a caller that stops waiting still has them
+    parts = [] if parts is None else parts
     used = 0
     cmd_text = commands.render(commands.extract(repo), min(COMMANDS_BUDGET, budget))
     if cmd_text:
         parts.append(cmd_text)
         used += len(cmd_text) + 2
-    lay_text = layout.render(repo, min(LAYOUT_BUDGET, budget - used))
+    lay_text = "" if _stop(repo, "layout") else layout.render(repo, min(LAYOUT_BUDGET, budget - used))
     if lay_text:
         parts.append(lay_text)
         used += len(lay_text) + 2
-    conv_text = conventions.render(repo, spec_globs, budget - used)
+    conv_text = "" if _stop(repo, "conventions") else conventions.render(repo, spec_globs, budget - used)
     if conv_text:
         parts.append(conv_text)
     return "\n\n".join(parts)
+
+
+def _stop(repo: Repo, section: str) -> bool:
+    if repo.expired():
+        repo.note(f"deadline: the {section} section was left out")
+        return True
+    return False
+
+

@@ -4,28 +4,30 @@ Read cheaply from the files a teammate would point at: Makefile and justfile tar
 scripts, pyproject (tool sections, hatch env scripts, poe tasks), tox.ini and noxfile.py envs,
 Cargo.toml, go.mod, pre-commit config, `.github/workflows/*` `run:` lines, `scripts/`, and the
 command lines in README/CONTRIBUTING development sections. Stdlib only (tomllib, json, configparser,
-regexes); nothing is executed. One classifier decides what a command line is for, so a README's
+string scans); nothing is executed. One classifier decides what a command line is for, so a README's
 `pip install requests` (a user install) is dropped while `pip install -e .` is kept.
+
+The files are untrusted (issue 19): build files are read line by line with string operations, every
+pattern left runs on one short line or is linear by construction, manifests come parsed once from
+`Repo` (size-capped), and the counts taken from any one file are bounded.
 """
 from __future__ import annotations
 
 import configparser
-import json
 import re
 from dataclasses import dataclass
+from itertools import islice
 
-from hippo.push.brief.repo import Repo, redact
-
-try:
-    import tomllib
-except ModuleNotFoundError:  # pragma: no cover - Python 3.10
-    import tomli as tomllib  # type: ignore[no-redef]
+from hippo.push.brief.repo import MANIFEST_BYTES, Repo, parse_ini, redact
 
 KINDS = ("install", "build", "test", "test_one", "lint", "format", "run")
 LABELS = {"install": "install", "build": "build", "test": "test (all)", "test_one": "test (one)", "lint": "lint/check",
           "format": "format", "run": "run"}
 PER_KIND = 4
 DETAIL_CHARS = 70
+MAX_COMMAND_CHARS = 300  # longer is not a command line a teammate would type
+MAX_TASKS = 200  # targets/recipes/sessions taken from one file
+MAX_NAME_CHARS = 100
 
 # where a command came from, most trusted first: the project's task runners, then its docs, then CI,
 # then what a manifest implies (`cargo test` for a Cargo.toml)
@@ -59,10 +61,11 @@ _SKIP_TOKENS = {"py27", "py3"}
 
 def kind_of_name(name: str) -> str | None:
     """What a target/script/env named `name` is for (`check:format` is a check, `fix:format` a format)."""
+    name = name[:MAX_NAME_CHARS]
     tokens = [t for t in re.split(r"[^a-z0-9]+", name.lower()) if t and t not in _SKIP_TOKENS]
     if not tokens:
         return None
-    if re.fullmatch(r"py(py)?\d*|\d+(\.\d+)*|py\d+-\w+", tokens[0]) and len(tokens) <= 2:
+    if re.fullmatch(r"py(py)?\d*|\d+", tokens[0]) and len(tokens) <= 2:
         return "test"  # tox envs such as py312 or 3.12-tests
     if "check" in tokens and any(t in ("fmt", "format", "prettier", "black") for t in tokens):
         return "lint"
@@ -83,6 +86,8 @@ _RUNNERS = ("uv run", "poetry run", "pdm run", "hatch run", "pipenv run", "npx",
 
 def classify(line: str) -> str | None:
     """What a shell command line is for, or None when it is not a development command."""
+    if len(line) > MAX_COMMAND_CHARS:
+        return None
     words = line.split()
     if not words or "${" in line or words[0].startswith(("$", "#", "-")) or "=" in words[0]:
         return None
@@ -143,7 +148,15 @@ def classify(line: str) -> str | None:
     if tool == "hatch" and sub in ("test", "fmt", "build"):
         return {"test": "test", "fmt": "format", "build": "build"}[sub]
     if tool in ("ruff", "biome"):
-        return "format" if sub == "format" else ("lint" if sub in ("check", "lint", "ci") or tool == "ruff" else None)
+        if sub == "format" and not any(x in w for x in ("--check", "--diff")):
+            return "format"
+        if any(x in w for x in ("--fix", "--write", "--apply")):
+            return "format"  # a check that rewrites files
+        return "lint" if sub in ("check", "lint", "ci", "format") or tool == "ruff" else None
+    if tool == "coverage":  # `coverage run -m pytest` runs the tests; `coverage report` only reads their data
+        return classify(" ".join(w[w.index("-m") + 1:])) if sub == "run" and "-m" in w[:-1] else None
+    if tool == "eslint" and "--fix" in w:
+        return "format"
     if tool == "prettier":
         return "format" if "--write" in w or "-w" in w else "lint"
     if tool in _LINTERS:
@@ -165,7 +178,24 @@ def _short(text: str, limit: int = DETAIL_CHARS) -> str:
 
 
 # --- task runners -------------------------------------------------------------------------------
-_MAKE_TARGET = re.compile(r"^([A-Za-z0-9][A-Za-z0-9_-]*(?:[ \t]+[A-Za-z0-9][A-Za-z0-9_-]*)*)[ \t]*:(?![:=])(.*)$")
+_NAME_HEAD = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+_NAME_CHARS = _NAME_HEAD | {"_", "-"}
+
+
+def _is_name(word: str, head=_NAME_HEAD, rest=_NAME_CHARS) -> bool:
+    return bool(word) and word[0] in head and all(c in rest for c in word)
+
+
+def make_rule(line: str) -> tuple[list[str], str] | None:
+    """`name [name…]: deps` → (names, deps); None for anything else (`:=`/`::` assignments and rules,
+    variables, pattern rules). One scan of the line: hostile lines cost what they weigh."""
+    colon = line.find(":")
+    if colon <= 0 or line[colon + 1:colon + 2] in (":", "="):
+        return None
+    names = line[:colon].split()
+    if not names or line[0] in " \t" or not all(_is_name(n) for n in names):
+        return None
+    return names, line[colon + 1:]
 
 
 def from_makefile(repo: Repo) -> list[Command]:
@@ -174,9 +204,8 @@ def from_makefile(repo: Repo) -> list[Command]:
     if not text:
         return []
     out: list[Command] = []
-    targets: dict[str, list[str]] = {}
+    targets: dict[str, list[str]] = {}  # insertion order is the file's order
     deps_of: dict[str, str] = {}
-    order: list[str] = []
     current: list[str] = []
     for line in text.replace("\\\n", " ").split("\n"):
         if line.startswith("\t"):
@@ -184,27 +213,74 @@ def from_makefile(repo: Repo) -> list[Command]:
             if body and not body.startswith(("$(info", "echo", "#", "printf")):
                 current.append(body)
             continue
-        m = _MAKE_TARGET.match(line)
-        if not m:
+        rule = make_rule(line)
+        if rule is None:
             if line.strip() and not line.startswith("#"):
                 current = []
             continue
-        deps = m.group(2).split("#")[0].split(";")[0].split()
+        names, rest = rule
+        deps = rest.split("#")[0].split(";")[0].split()
         current = []
-        plain = " ".join(d for d in deps if "$" not in d and "/" not in d)
-        for target in m.group(1).split():
+        plain = " ".join(d for d in deps[:20] if "$" not in d and "/" not in d)
+        for target in names:
+            if len(targets) >= MAX_TASKS:
+                break
             targets.setdefault(target, current)
             deps_of.setdefault(target, plain)
-            if target not in order:
-                order.append(target)
-    for target in order:
-        body = targets[target]
+    for target, body in targets.items():
         detail = body[0] if body else (f"runs {deps_of[target]}" if deps_of[target] else "")
         out.append(Command(kind_of_name(target) or "other", f"make {target}", name, _short(detail)))
     return out
 
 
-_JUST_RECIPE = re.compile(r"^@?([A-Za-z_][A-Za-z0-9_-]*)((?:[ \t]+[^:\n]*?)?)[ \t]*:(?![=:])(.*)$")
+_JUST_HEAD = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
+_JUST_KEYWORDS = ("alias", "set", "export", "import", "mod")
+
+
+def just_recipe(line: str) -> tuple[str, str, str] | None:
+    """`[@]name [params]: deps` → (name, params, deps), read with one left-to-right scan; None otherwise.
+
+    The params end at the first colon (a parameter default never holds one in this reading), and a colon
+    followed by `=` or `:` is an assignment, not a recipe."""
+    start = 1 if line.startswith("@") else 0
+    end = start
+    while end < len(line) and line[end] in _NAME_CHARS:
+        end += 1
+    name = line[start:end]
+    if not name or name[0] not in _JUST_HEAD:
+        return None
+    colon = line.find(":", end)
+    if colon < 0 or line[colon + 1:colon + 2] in ("=", ":"):
+        return None
+    params = line[end:colon]
+    if params and params[0] not in " \t":
+        return None
+    return name, params, line[colon + 1:]
+
+
+def just_params(text: str) -> list[str]:
+    """Parameter names of a recipe (`a b='x y' +rest $env=z`), one pass over the text."""
+    names: list[str] = []
+    i, n = 0, len(text)
+    while i < n and len(names) < 20:
+        while i < n and text[i] in " \t":
+            i += 1
+        if i < n and text[i] in "+*$":
+            i += 1
+        j = i
+        while j < n and text[j] in _NAME_CHARS:
+            j += 1
+        if j > i and text[i] in _JUST_HEAD:
+            names.append(text[i:j])
+        i = j
+        if i < n and text[i] == "=":  # a default: quoted (up to its closing quote) or one word
+            i += 1
+            if i < n and text[i] in "'\"`":
+                close = text.find(text[i], i + 1)
+                i = n if close < 0 else close + 1
+        while i < n and text[i] not in " \t":
+            i += 1
+    return names
 
 
 def from_justfile(repo: Repo) -> list[Command]:
@@ -221,18 +297,21 @@ def from_justfile(repo: Repo) -> list[Command]:
             continue
         if not line.strip() or line.startswith("["):
             continue
-        if line[0].isspace() or re.match(r"(alias|set|export|import|mod)\b", line):
+        first = line.split(None, 1)[0]
+        if line[0].isspace() or first in _JUST_KEYWORDS or first.split(":")[0] in _JUST_KEYWORDS:
             comment = "" if not line[0].isspace() else comment
             continue
-        m = _JUST_RECIPE.match(line)
-        if not m or m.group(1).startswith("_"):
+        rule = just_recipe(line)
+        if rule is None or rule[0].startswith("_"):
             comment = ""
             continue
-        recipe = m.group(1)
-        params = re.findall(r"[+*$]?([A-Za-z_][\w-]*)(?:=(?:'[^']*'|\"[^\"]*\"|`[^`]*`|\S+))?", m.group(2))
+        if len(out) >= MAX_TASKS:
+            break
+        recipe, param_text, deps = rule
+        params = just_params(param_text)
         body = next((ln.strip() for ln in lines[i + 1:i + 4] if ln[:1].isspace() and ln.strip()
                      and not ln.strip().startswith(("#!", "#"))), "")
-        deps = m.group(3).strip()
+        deps = deps.strip()
         detail = _short(comment or body or deps)
         kind = kind_of_name(recipe) or "other"
         if params and (kind == "test" or "test" in comment.lower()):
@@ -245,20 +324,53 @@ def from_justfile(repo: Repo) -> list[Command]:
 
 _LIFECYCLE = {"prepare", "prepublish", "prepublishonly", "prepack", "postpack", "preinstall", "install",
               "postinstall", "preversion", "version", "postversion", "release", "np"}
-_ONE_TEST = {"node --test": "node --test <file>", "jest": "npx jest <file> -t '<name>'",
+NODE_TEST_ONE = "node --test --test-name-pattern '<name>' <file>"
+_ONE_TEST = {"node --test": NODE_TEST_ONE, "borp": NODE_TEST_ONE, "jest": "npx jest <file> -t '<name>'",
              "vitest": "npx vitest run <file> -t '<name>'", "ava": "npx ava <file> --match '<name>'",
-             "mocha": "npx mocha <file> --grep '<name>'"}
+             "mocha": "npx mocha <file> --grep '<name>'", "tap": "npx tap <file> --grep '<name>'"}
+_BUILTIN_RUNNERS = ("node --test",)
+
+
+_PMS = ("npm", "pnpm", "yarn", "bun")
+
+
+def script_steps(scripts: dict, name: str, seen: set[str] | None = None, depth: int = 0) -> list[str]:
+    """The commands a package.json script runs, in order, with the scripts it calls (`npm run x`) read in
+    place (three levels deep at most, each script once)."""
+    seen = {name} if seen is None else seen
+    body = scripts.get(name)
+    if not isinstance(body, str) or depth > 3:
+        return []
+    out: list[str] = []
+    for part in re.split(r"&&|\|\||;", body[:MAX_COMMAND_CHARS * 4]):
+        words = part.split()
+        called = (words[2] if len(words) >= 3 and words[0] in _PMS and words[1] == "run" else
+                  words[1] if len(words) == 2 and words[0] in ("pnpm", "yarn") and words[1] in scripts else None)
+        if called and called not in seen:
+            seen.add(called)
+            out += script_steps(scripts, called, seen, depth + 1)
+        elif words:
+            out.append(" ".join(words))
+    return out
+
+
+def test_runner(scripts: dict, deps: set[str]) -> str | None:
+    """The runner the test script really uses: the first one it runs, reading through the scripts it calls
+    (pino's `npm run borp && jest test/jest` runs node:test through borp first). When the package lists
+    dependencies, the runner must be one of them (or node's built-in one)."""
+    for step in script_steps(scripts, "test"):
+        words = step.split()
+        if words[0] == "npx" and len(words) > 1:
+            words = words[1:]
+        for marker in _ONE_TEST:
+            if words[:len(marker.split())] == marker.split() and (
+                    marker in _BUILTIN_RUNNERS or not deps or marker in deps):
+                return marker
+    return None
 
 
 def from_package_json(repo: Repo) -> list[Command]:
-    name = repo.find("package.json")
-    text = repo.read(name) if name else None
-    if not text:
-        return []
-    try:
-        data = json.loads(text)
-    except ValueError:
-        return []
+    data = repo.json(repo.find("package.json"))
     if not isinstance(data, dict):
         return []
     pm = ("pnpm" if repo.find("pnpm-lock.yaml") else "yarn" if repo.find("yarn.lock") else
@@ -267,7 +379,14 @@ def from_package_json(repo: Repo) -> list[Command]:
                                "pnpm": "pnpm install", "yarn": "yarn install", "bun": "bun install"}[pm],
                    "package.json", "lockfile" if pm != "npm" or repo.find("package-lock.json") else "")]
     scripts = data.get("scripts") if isinstance(data.get("scripts"), dict) else {}
-    for script, body in list(scripts.items())[:60]:
+    deps = {str(k) for key in ("devDependencies", "dependencies")
+            if isinstance(data.get(key), dict) for k in list(data[key])[:400]}
+    runner = test_runner(scripts, deps)
+    if runner:
+        out.append(Command("test_one", _ONE_TEST[runner], "package.json scripts.test", f"the suite runs {runner}",
+                           INFERRED))
+    ordered = sorted(list(scripts.items())[:60], key=lambda kv: kv[0] != "test")  # the suite's own entry first
+    for script, body in ordered:
         if not isinstance(body, str) or script.lower() in _LIFECYCLE or (
                 script.startswith(("pre", "post")) and script[3:].lstrip("t") in scripts):
             continue
@@ -279,11 +398,6 @@ def from_package_json(repo: Repo) -> list[Command]:
             cmd = f"{pm} run {script}" if pm in ("npm", "bun") else f"{pm} {script}"
         kind = kind_of_name(script) or "other"
         out.append(Command(kind, cmd, "package.json", _short(body)))
-        if kind == "test":
-            for marker, one in _ONE_TEST.items():
-                if re.search(r"(^|[\s&;|])" + re.escape(marker) + r"\b", body):
-                    out.append(Command("test_one", one, f"package.json scripts.{script}", "", INFERRED))
-                    break
         for part in re.split(r"&&|\|\||;", body):  # linters run inside other scripts (`xo && ava`)
             words = part.split()
             if words and words[0] in _LINTERS and kind not in ("lint", "format", "build"):
@@ -293,19 +407,8 @@ def from_package_json(repo: Repo) -> list[Command]:
     return out
 
 
-def _toml(repo: Repo, name: str) -> dict:
-    real = repo.find(name)
-    text = repo.read(real) if real else None
-    if not text:
-        return {}
-    try:
-        return tomllib.loads(text)
-    except (tomllib.TOMLDecodeError, ValueError):
-        return {}
-
-
 def from_pyproject(repo: Repo, tox_envs: bool = True) -> list[Command]:
-    data = _toml(repo, "pyproject.toml")
+    data = repo.toml(repo.find("pyproject.toml"))
     if not data:
         return []
     tool = data.get("tool") if isinstance(data.get("tool"), dict) else {}
@@ -349,7 +452,10 @@ def from_pyproject(repo: Repo, tox_envs: bool = True) -> list[Command]:
         out.append(Command("format", f"{run}black .", src, "[tool.black]", INFERRED))
     for checker in ("mypy", "pyright"):
         if checker in tool:
-            out.append(Command("lint", f"{run}{checker}", src, f"[tool.{checker}] type check", INFERRED))
+            conf = tool[checker] if isinstance(tool[checker], dict) else {}
+            # bare `mypy` with no `files` in its config stops at "Missing target module"; pyright checks the project
+            target = "" if checker == "pyright" or conf.get("files") else " " + package_dir(repo, project)
+            out.append(Command("lint", f"{run}{checker}{target}", src, f"[tool.{checker}] type check", INFERRED))
     hatch = tool.get("hatch") if isinstance(tool.get("hatch"), dict) else {}
     envs = hatch.get("envs") if isinstance(hatch.get("envs"), dict) else {}
     for env, conf in list(envs.items())[:12]:
@@ -367,47 +473,156 @@ def from_pyproject(repo: Repo, tox_envs: bool = True) -> list[Command]:
     scripts = project.get("scripts") if isinstance(project.get("scripts"), dict) else {}
     for script, target in list(scripts.items())[:3]:
         out.append(Command("run", f"{run}{script}", src, f"entry point {_short(str(target), 50)}", INFERRED))
-    if tox_envs and isinstance(tool.get("tox"), dict) and isinstance(tool["tox"].get("legacy_tox_ini"), str):
-        out += _tox_from_ini(tool["tox"]["legacy_tox_ini"], src + " [tool.tox]")
+    legacy = tool["tox"].get("legacy_tox_ini") if isinstance(tool.get("tox"), dict) else None
+    if tox_envs and isinstance(legacy, str):
+        cp = repo.memo.get(("ini", "pyproject.toml [tool.tox]"))
+        if cp is None:
+            try:
+                cp = parse_ini(legacy[:MANIFEST_BYTES])
+            except (configparser.Error, ValueError):
+                cp = False
+            repo.memo[("ini", "pyproject.toml [tool.tox]")] = cp
+        out += _tox_from_ini(cp, src + " [tool.tox]", python_range(repo)) if cp else []
     return out
 
 
-def _expand(spec: str) -> list[str]:
-    """`py{310,311}-{a,b}` → the four env names (tox's factor braces; ranges like 3.1{0-4} too)."""
-    m = re.search(r"\{([^{}]*)\}", spec)
-    if not m:
-        return [spec]
-    opts = []
-    for part in m.group(1).split(","):
-        part = part.strip()
-        rng = re.fullmatch(r"(\d+)-(\d+)", part)
-        opts += [str(i) for i in range(int(rng.group(1)), int(rng.group(2)) + 1)] if rng else [part]
-    return [x for opt in opts[:12] for x in _expand(spec[:m.start()] + opt + spec[m.end():])][:40]
+def package_dir(repo: Repo, project: dict) -> str:
+    """The import package to type-check: the project's own name under src/ or at the root, else the only
+    package found there, else `.`."""
+    files = set(repo.tracked())
+    name = str(project.get("name") or "").lower().replace("-", "_").replace(".", "_")
+    for cand in (f"src/{name}", name):
+        if name and f"{cand}/__init__.py" in files:
+            return cand
+    pkgs = sorted({f.rsplit("/", 1)[0] for f in files if f.endswith("/__init__.py")
+                   and (f.count("/") == 1 and not f.startswith(("tests/", "test/", "docs/"))
+                        or f.count("/") == 2 and f.startswith("src/"))})
+    return pkgs[0] if len(pkgs) == 1 else "."
 
 
-def _tox_from_ini(text: str, src: str) -> list[Command]:
-    cp = configparser.ConfigParser(interpolation=None, strict=False)
-    try:
-        cp.read_string(text)
-    except configparser.Error:
-        return []
+def python_range(repo: Repo) -> tuple[tuple[int, int], tuple[int, int]]:
+    """The (lowest, first unsupported) Python versions from `requires-python` (or setup.cfg's
+    python_requires); (0, 0)..(99, 0) when the project does not say."""
+    project = repo.toml(repo.find("pyproject.toml")).get("project")
+    spec = project.get("requires-python") if isinstance(project, dict) else None
+    if not isinstance(spec, str):
+        cp = repo.ini(repo.find("setup.cfg"))
+        spec = cp.get("options", "python_requires", fallback="") if cp is not None else ""
+    lo, hi = (0, 0), (99, 0)
+    for clause in spec.split(",")[:8]:
+        clause = clause.strip()
+        op = clause[:2] if clause[:2] in (">=", "<=", "~=", "==", "!=") else clause[:1]
+        parts = clause[len(op):].strip().split(".")
+        if not (len(parts) >= 2 and parts[0].isdigit() and parts[1].isdigit()):
+            continue
+        ver = (int(parts[0]), int(parts[1]))
+        if op in (">=", "~=", "^"):
+            lo = max(lo, ver)
+        elif op == ">":
+            lo = max(lo, (ver[0], ver[1] + 1))
+        elif op == "<":
+            hi = min(hi, ver)
+        elif op == "<=":
+            hi = min(hi, (ver[0], ver[1] + 1))
+    return lo, hi
+
+
+def env_python(env: str) -> tuple[int, int] | None:
+    """The Python version a tox env name pins (`py38`, `py3.12-django`, `3.11`), or None."""
+    for factor in env.split("-"):
+        digits = factor[2:] if factor.startswith("py") and not factor.startswith("pypy") else factor
+        if digits.replace(".", "").isdigit() and len(digits.replace(".", "")) >= 2:
+            major, _, minor = digits.partition(".") if "." in digits else (digits[0], "", digits[1:])
+            if major.isdigit() and minor.isdigit():
+                return int(major), int(minor)
+    return None
+
+
+MAX_ENVS = 40
+MAX_FACTORS = 12
+
+
+def expand(spec: str) -> list[str]:
+    """`py{310,311}-{a,b}` → the four env names (tox's factor braces; ranges like 3.1{0-4} too).
+
+    Left to right, keeping at most MAX_ENVS names and MAX_FACTORS options per brace, so the work is
+    linear in the spec whatever its braces."""
+    names = [""]
+    i = 0
+    while i < len(spec):
+        open_ = spec.find("{", i)
+        close = spec.find("}", open_ + 1) if open_ >= 0 else -1
+        if open_ < 0 or close < 0:
+            names = [n + spec[i:] for n in names]
+            break
+        inner = spec[open_ + 1:close]
+        if "{" in inner:  # `{a{b}`: the outer brace is literal text
+            names = [n + spec[i:inner.rfind("{") + open_ + 1] for n in names]
+            i = inner.rfind("{") + open_ + 1
+            continue
+        opts: list[str] = []
+        for part in inner.split(",")[:MAX_FACTORS]:
+            part = part.strip()
+            lo, dash, hi = part.partition("-")
+            if dash and lo.isdigit() and hi.isdigit() and len(lo) < 6 and len(hi) < 6:
+                opts += [str(k) for k in range(int(lo), min(int(hi), int(lo) + MAX_FACTORS - 1) + 1)]
+            else:
+                opts.append(part)
+        lit = spec[i:open_]
+        names = list(islice((n + lit + opt for n in names for opt in opts[:MAX_FACTORS]), MAX_ENVS))
+        i = close + 1
+    return names
+
+
+def env_items(raw: str) -> list[str]:
+    """A tox env_list value split into its items: commas and whitespace separate them outside braces."""
+    items: list[str] = []
+    cur: list[str] = []
+    depth = 0
+    for line in raw.split("\n"):
+        for ch in line.split("#")[0] + "\n":
+            if ch == "{":
+                depth += 1
+            elif ch == "}":
+                depth = max(0, depth - 1)
+            if depth == 0 and (ch == "," or ch.isspace()):
+                if cur:
+                    items.append("".join(cur))
+                    cur = []
+                if len(items) >= MAX_ENVS:
+                    return items
+            else:
+                cur.append(ch)
+    if cur:
+        items.append("".join(cur))
+    return items[:MAX_ENVS]
+
+
+def _tox_from_ini(cp: configparser.ConfigParser, src: str,
+                  pythons: tuple[tuple[int, int], tuple[int, int]] = ((0, 0), (99, 0))) -> list[Command]:
+    """tox envs as commands; an env pinned to a Python the project does not support is left out."""
+
+    def supported(env: str) -> bool:
+        ver = env_python(env)
+        return ver is None or pythons[0] <= ver < pythons[1]
+
     head = "tox" if cp.has_section("tox") else "tox:tox" if cp.has_section("tox:tox") else None
     listed: list[str] = []
     if head:
         raw = cp.get(head, "env_list", fallback=cp.get(head, "envlist", fallback=""))
-        items = re.findall(r"[^\s,{}]*(?:\{[^{}]*\}[^\s,{}]*)+|[^\s,{}]+", "\n".join(
-            ln.split("#")[0] for ln in raw.split("\n")))
-        listed = [e for item in items for e in _expand(item)]
-    named = [s.split(":", 1)[1] for s in cp.sections() if s.startswith("testenv:")]
+        listed = [e for item in env_items(raw) for e in expand(item) if supported(e)][:MAX_ENVS]
+    named = [s.split(":", 1)[1] for s in cp.sections() if s.startswith("testenv:")][:MAX_ENVS]
     out = [Command("test", "tox", src, _short("envs: " + ", ".join(listed)) if listed else "")]
     commands_of = {}
     for sec in cp.sections():
         if sec.startswith("testenv:"):
-            lines = [re.sub(r"^[\w.{},-]+:\s+", "", ln.strip()) for ln in cp.get(sec, "commands", fallback="").split("\n")]
+            lines = [_drop_factor(ln.strip()) for ln in cp.get(sec, "commands", fallback="").split("\n")[:20]]
             commands_of[sec.split(":", 1)[1]] = "; ".join(ln for ln in lines if ln)
     seen_test = False
     for spec in named + [e for e in listed if e not in named]:
-        for env in _expand(spec):
+        for env in expand(spec):
+            if not supported(env):
+                continue
             kind = kind_of_name(env)
             if kind in (None, "run"):
                 continue
@@ -419,31 +634,71 @@ def _tox_from_ini(text: str, src: str) -> list[Command]:
     return out
 
 
+def _drop_factor(line: str) -> str:
+    """`py310,py311: pytest {posargs}` → `pytest {posargs}` (a factor-conditional command)."""
+    head, colon, rest = line.partition(":")
+    if colon and head and rest[:1].isspace() and all(c.isalnum() or c in "_.{},-" for c in head):
+        return rest.strip()
+    return line
+
+
 def from_tox(repo: Repo) -> list[Command]:
     name = repo.find("tox.ini")
-    text = repo.read(name) if name else None
-    if text:
-        return _tox_from_ini(text, name)
+    cp = repo.ini(name)
+    if cp is not None:
+        return _tox_from_ini(cp, name or "tox.ini", python_range(repo))
     name = repo.find("setup.cfg")
-    text = repo.read(name) if name else None
-    return _tox_from_ini(text, name) if text and "[tox:tox]" in text else []
+    cp = repo.ini(name)
+    if cp is None or not cp.has_section("tox:tox"):
+        return []
+    return _tox_from_ini(cp, name or "setup.cfg", python_range(repo))
 
 
-_NOX_SESSION = re.compile(r"@nox\.session\(([^)]*)\)\s*(?:@[^\n]*\n\s*)*def\s+(\w+)\s*\([^)]*\)[^:]*:\s*(?:[rRuU]?\"\"\"\s*([^\n\"]*))?", re.S)
+NOX_LOOKAHEAD = 12  # lines from `@nox.session` to the docstring
 
 
 def from_noxfile(repo: Repo) -> list[Command]:
+    """Sessions from `@nox.session(...)` decorators, read line by line: the decorator's arguments, then
+    (past other decorators) the `def`, then the docstring's first line, each within a few lines."""
     name = repo.find("noxfile.py")
     text = repo.read(name) if name else None
     if not text:
         return []
     out = [Command("test", "nox", name, "the default sessions")]
-    for m in _NOX_SESSION.finditer(text):
-        args, func, doc = m.group(1), m.group(2), (m.group(3) or "").strip()
-        alias = re.search(r"name\s*=\s*[\"']([^\"']+)", args)
-        session = alias.group(1) if alias else func
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        if not line.lstrip().startswith("@nox.session"):
+            continue
+        if len(out) > MAX_TASKS:
+            break
+        window = lines[i:i + NOX_LOOKAHEAD]
+        at = next((k for k, ln in enumerate(window) if ln.lstrip().startswith(("def ", "async def "))), -1)
+        if at < 0:
+            continue
+        func = window[at].split("def ", 1)[1].split("(", 1)[0].strip()
+        if not func.isidentifier():
+            continue
+        decorators = "\n".join(window[:at])
+        close = decorators.find(")")
+        session = _nox_name_arg(decorators[:close] if close >= 0 else decorators) or func
+        sig_end = next((k for k in range(at, len(window)) if window[k].rstrip().endswith(":")), len(window))
+        first = window[sig_end + 1].strip().lstrip("rRuU") if sig_end + 1 < len(window) else ""
+        doc = first[3:].split('"', 1)[0].strip() if first.startswith('"""') else ""
         out.append(Command(kind_of_name(session) or "other", f"nox -s {session}", name, _short(doc)))
     return out
+
+
+def _nox_name_arg(args: str) -> str:
+    """The `name="..."` argument of a nox.session decorator, if any."""
+    at = args.find("name")
+    while at >= 0:
+        rest = args[at + 4:].lstrip()
+        if rest.startswith("="):
+            value = rest[1:].lstrip()
+            if value[:1] in ("'", '"'):
+                return value[1:].split(value[0], 1)[0]
+        at = args.find("name", at + 4)
+    return ""
 
 
 def from_precommit(repo: Repo) -> list[Command]:
@@ -451,13 +706,21 @@ def from_precommit(repo: Repo) -> list[Command]:
     text = repo.read(name) if name else None
     if not text:
         return []
-    ids = re.findall(r"^\s*-\s*id:\s*['\"]?([\w.-]+)", text, re.M)
-    return [Command("lint", "pre-commit run --all-files", name, _short("hooks: " + ", ".join(dict.fromkeys(ids))))]
+    ids: dict[str, None] = {}
+    for line in text.split("\n"):
+        s = line.strip()
+        if s.startswith("-"):
+            s = s[1:].lstrip()
+        if s.startswith("id:") and len(ids) < 40:
+            word = s[3:].strip().strip("'\"").split()[:1]
+            if word and all(c.isalnum() or c in "_.-" for c in word[0]):
+                ids[word[0]] = None
+    return [Command("lint", "pre-commit run --all-files", name, _short("hooks: " + ", ".join(ids)))]
 
 
 # --- manifests ----------------------------------------------------------------------------------
 def from_cargo(repo: Repo) -> list[Command]:
-    data = _toml(repo, "Cargo.toml")
+    data = repo.toml(repo.find("Cargo.toml"))
     if not data:
         return []
     ws = isinstance(data.get("workspace"), dict)
@@ -490,7 +753,13 @@ def from_gomod(repo: Repo) -> list[Command]:
 
 
 # --- CI workflows, scripts/, docs --------------------------------------------------------------
-_RUN_KEY = re.compile(r"^(\s*)(?:-\s+)?run:\s*(.*)$")
+def run_key(line: str) -> tuple[int, str] | None:
+    """`   - run: value` → (indent, value); None when the line is not a `run:` key."""
+    body = line.lstrip()
+    indent = len(line) - len(body)
+    if body.startswith("-") and body[1:2].isspace():
+        body = body[1:].lstrip()
+    return (indent, body[4:]) if body.startswith("run:") else None
 
 
 def run_lines(text: str) -> list[str]:
@@ -499,17 +768,17 @@ def run_lines(text: str) -> list[str]:
     out: list[str] = []
     i = 0
     while i < len(lines):
-        m = _RUN_KEY.match(lines[i])
+        key = run_key(lines[i])
         i += 1
-        if not m:
+        if key is None:
             continue
-        value = m.group(2).split(" #")[0].strip()
+        indent, raw = key
+        value = raw.split(" #")[0].strip()
         if value and value[0] not in "|>":
             if len(value) > 1 and value[0] == value[-1] and value[0] in "'\"":
                 value = value[1:-1]
             out.append(value)
             continue
-        indent = len(m.group(1))
         block: list[str] = []
         while i < len(lines) and (not lines[i].strip() or len(lines[i]) - len(lines[i].lstrip()) > indent):
             block.append(lines[i].strip())
@@ -528,13 +797,19 @@ def run_lines(text: str) -> list[str]:
     return out
 
 
+_RELEASE_WORDS = re.compile(r"\b(release|publish|deploy|stale|label)", re.I)
+
+
 def from_workflows(repo: Repo) -> list[Command]:
     out: list[Command] = []
     names = [n for n in repo.listdir(".github/workflows") if n.lower().endswith((".yml", ".yaml"))][:20]
     for name in names:
         rel = f".github/workflows/{name}"
-        text = repo.read(rel, limit=100_000)
-        if not text or re.search(r"^name:.*\b(release|publish|deploy|stale|label)", text, re.I | re.M):
+        text = None if repo.expired() else repo.read(rel, limit=100_000)
+        if repo.expired():
+            repo.note(f"deadline: workflows stopped before {rel}")
+            break
+        if not text or any(ln[:5].lower() == "name:" and _RELEASE_WORDS.search(ln) for ln in text.split("\n")):
             continue
         for line in run_lines(text):
             for part in line.split(" && "):
@@ -553,10 +828,41 @@ def from_scripts(repo: Repo) -> list[Command]:
     for name in repo.listdir(folder)[:40]:
         if name.startswith((".", "_")) or not re.search(r"\.(sh|bash|py|js|mjs|ts|ps1)$|^[\w-]+$", name):
             continue
-        kind = kind_of_name(name.rsplit(".", 1)[0]) or "other"
-        if (repo.root / folder / name).is_file():
-            out.append(Command(kind, f"{folder}/{name}", "scripts/", ""))
+        rel = f"{folder}/{name}"
+        if not (repo.root / rel).is_file():
+            continue
+        by_name = kind_of_name(name.rsplit(".", 1)[0]) or "other"
+        kind, what = script_kind(repo.head(rel, 4000), by_name)
+        out.append(Command(kind, rel, "scripts/", what))
     return out
+
+
+_SCRIPT_ORDER = ("test", "format", "lint", "build", "install", "run")
+
+
+def script_kind(text: str, by_name: str) -> tuple[str, str]:
+    """What a script does, from the commands it runs (its name is only the fallback): a `coverage` script
+    that only reports is not a test run, a `lint` that rewrites files (`ruff check --fix`, `ruff format`)
+    is a format step. Returns (kind, the commands it runs, shortened)."""
+    kinds: list[str] = []
+    runs: list[str] = []
+    for line in text.split("\n")[:80]:
+        s = line.strip()
+        if not s or s.startswith("#"):
+            continue
+        words = [x for x in s.split() if not x.startswith("${") or "}" not in x[2:-1] or not x.endswith("}")]
+        words = [x.split("}", 1)[1] if x.startswith("${") and "}" in x and not x.endswith("}") else x for x in words]
+        cmd = " ".join(words)
+        kind = classify(cmd)
+        if kind:
+            kinds.append(kind)
+            runs.append(" ".join(words[:3]))
+        elif words[:1] and words[0].split("/")[-1] == "coverage":
+            runs.append(" ".join(words[:2]))
+    if not runs:
+        return by_name, ""
+    kind = next((k for k in _SCRIPT_ORDER if k in kinds), "other")
+    return kind, _short("runs " + ", ".join(dict.fromkeys(runs)))
 
 
 DEV_DOC = re.compile(r"(^|/)(readme|contributing|development|developing|hacking|building|build|testing|"
@@ -568,12 +874,15 @@ _INLINE = re.compile(r"``([^`\n]{3,120})``|`([^`\n]{3,120})`")
 
 
 def from_docs(repo: Repo, max_files: int = 8) -> list[Command]:
-    from hippo.push.brief.conventions import doc_sections
+    from hippo.push.brief.conventions import contributor_doc, doc_sections
 
-    docs = [f for f in repo.tracked() if DEV_DOC.search(f) and f.count("/") <= 3]
+    docs = [f for f in repo.tracked() if DEV_DOC.search(f) and f.count("/") <= 3 and contributor_doc(f)]
     docs.sort(key=lambda f: (f.count("/"), not f.lower().startswith(("contributing", ".github/contributing")), f.lower()))
     out: list[Command] = []
     for rel in docs[:max_files]:
+        if repo.expired():
+            repo.note(f"deadline: command docs stopped before {rel}")
+            break
         for sec in doc_sections(repo, rel):
             if not SETUP_HEADING.search(sec.title) and not rel.lower().split("/")[-1].startswith(
                     ("contributing", "development", "hacking", "building", "testing")):
@@ -643,6 +952,10 @@ def extract(repo: Repo) -> list[Command]:
     """Every command found, deduplicated by exact text (the most trusted source wins)."""
     found: list[Command] = []
     for fn in EXTRACTORS:
+        if repo.expired():
+            repo.note("deadline: commands stopped before " + ", ".join(
+                f.__name__ for f in EXTRACTORS[EXTRACTORS.index(fn):]))
+            break
         try:
             found += fn(repo)
         except (RecursionError, ValueError, TypeError, KeyError, AttributeError, IndexError):

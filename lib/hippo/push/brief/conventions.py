@@ -6,6 +6,7 @@ heading (conventions, testing, style, architecture...; never "Code of Conduct", 
 "Opening a pull request"), and inside it paragraphs about process (forks, PRs, CLAs, chat links,
 thanks) are dropped unless they state a rule. Config files (.editorconfig, rustfmt.toml, ruff
 settings in pyproject...) become one `key=value` line each. Deterministic: same files, same text.
+Docs are split with line-by-line string checks; config files come parsed once from `Repo` (issue 19).
 """
 from __future__ import annotations
 
@@ -16,16 +17,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hippo.core import pathkind
+from hippo.core.config import DEFAULT_SPEC_GLOBS
 from hippo.core.repo_read import NEVER_DESCEND
 from hippo.push.brief.repo import Repo, redact
 
-try:
-    import tomllib
-except ModuleNotFoundError:  # pragma: no cover - Python 3.10
-    import tomli as tomllib  # type: ignore[no-redef]
-
 MAX_SPEC_FILES = 40
 MAX_SPEC_BYTES = 200_000
+MAX_TITLE_CHARS = 200  # a heading longer than this is cut before any pattern reads it
 SECTION_CHARS = 700
 SKIP_NAMES = re.compile(r"(^|/)(CLAUDE(\.local)?\.md|AGENTS\.md|CHANGELOG[^/]*|HISTORY[^/]*|LICENSE[^/]*|"
                         r"CODE_OF_CONDUCT[^/]*|CONDUCT[^/]*|SECURITY[^/]*|FUNDING[^/]*|SUPPORT[^/]*|"
@@ -45,7 +43,8 @@ DEV_HEADING = re.compile(
     r"internals|hacking|adrs?\b|decision records?)", re.I)
 PROCESS_HEADING = re.compile(
     r"pull request|\bprs?\b|merge request|code of conduct|conduct|sponsor|fund|donat|backer|\bclas?\b|"
-    r"contributor license|sign[- ]?off|\bdco\b|issues?\b|bug reports?|reporting|security|vulnerab|support|"
+    r"contributor license|sign[- ]?off|\bdco\b|issues?\b|\bgit\b|branch|workflow|rebase|squash|\bfork|clone|upstream|"
+    r"bug reports?|reporting|security|vulnerab|support|"
     r"getting help|help wanted|communit|chat|discord|slack|gitter|contact|licen[cs]e|thank|acknowledg|credit|"
     r"authors?\b|maintainers?|governance|release|badge|star history|screenshot|roadmap|translat|first[- ]time|"
     r"where to start|questions?|faq|funding|backers|who uses|users|used by|hall of fame|talks|press|"
@@ -73,6 +72,10 @@ FILE_WEIGHT = [
 ]
 RULE_FILE = re.compile(r"(^|/)(CONTRIBUTING|CONVENTIONS|STYLE|DEVELOPMENT|HACKING|ARCHITECTURE)[^/]*$|"
                        r"(^|/)(adr|decisions)/|^docs?/(dev|development|contributing|internals)[^/]*/", re.I)
+# the rest of docs/ is for the project's users (guides, tutorials, design pages): not a contributor's rules
+USER_DOC = re.compile(r"^docs?/", re.I)
+NONE_WRITTEN = ("Project conventions: none written for contributors (no CONTRIBUTING, style or testing section found); "
+                "follow the code and configs around the change.")
 
 
 @dataclass
@@ -86,13 +89,18 @@ class Section:
 
 
 # --- which files --------------------------------------------------------------------------------
-def spec_files(root: Path, globs: tuple[str, ...] | list[str]) -> list[str]:
-    """Repo-relative files matching the spec globs, case-insensitively (`**` spans directories)."""
+def spec_files(root: Path, globs: tuple[str, ...] | list[str], repo: Repo | None = None) -> list[str]:
+    """Repo-relative files matching the spec globs, case-insensitively (`**` spans directories).
+    With a `repo`, the walk stops at its deadline (a tree of many thousand folders takes seconds)."""
     pats = [glob_re(g) for g in globs]
     combined = re.compile("|".join(f"(?:{p.pattern})" for p in pats), re.I) if pats else None
     out: list[str] = []
     for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d not in NEVER_DESCEND and not pathkind.is_vendored_dir(d) and not d.startswith(".") or d in (".github",))
+        if repo is not None and repo.expired():
+            repo.note("deadline: spec file walk stopped at " + (os.path.relpath(dirpath, root) or "."))
+            break
+        dirnames[:] = sorted(d for d in dirnames if d not in NEVER_DESCEND and not pathkind.is_vendored_dir(d)
+                             and not pathkind.is_example_dir(d) and not d.startswith(".") or d in (".github",))
         rel_dir = os.path.relpath(dirpath, root).replace(os.sep, "/")
         depth = 0 if rel_dir == "." else rel_dir.count("/") + 1
         if depth > 4:
@@ -164,19 +172,19 @@ def sections(path: str, text: str) -> list[Section]:
         fence = False
         for i, ln in enumerate(lines):
             first = ln[:1]
-            if first not in "#=-~^`" and not first.isspace():
+            if not first or first not in "#=-~^`" and not first.isspace():
                 continue  # most lines: not a heading, underline or fence
             if ln.lstrip().startswith(fences):
                 fence = not fence
             elif fence:
                 continue
             elif first == "#" and _MD_HEADING.match(ln):
-                heads.append((i, ln.lstrip("#").strip()))
+                heads.append((i, ln.lstrip("#").strip()[:MAX_TITLE_CHARS]))
             elif i > 0 and first in "=-~^" and _UNDERLINE.fullmatch(ln.strip()) and lines[i - 1].strip() \
                     and len(ln.strip()) >= len(lines[i - 1].strip()) * 0.6:
                 if heads and heads[-1][0] == i - 2 and _UNDERLINE.fullmatch(lines[i - 2].strip() or "x"):
                     continue  # the closing overline of an RST title
-                heads.append((i - 1, lines[i - 1].strip()))
+                heads.append((i - 1, lines[i - 1].strip()[:MAX_TITLE_CHARS]))
     if not heads or heads[0][0] > 0:
         heads.insert(0, (0, path.rsplit("/", 1)[-1]))
     out: list[Section] = []
@@ -198,9 +206,20 @@ def sections(path: str, text: str) -> list[Section]:
     return out
 
 
-def keep_section(sec: Section) -> bool:
-    """Conventions, not process: rule files keep every non-process section, other docs only rule headings."""
+def contributor_doc(path: str) -> bool:
+    """Written for the project's contributors: not under an examples/tutorial folder, and under docs/ only
+    in a contributor file or folder (the rest of docs/ teaches the project's users)."""
+    if pathkind.is_example(path):
+        return False
+    return not USER_DOC.search(path) or bool(RULE_FILE.search(path))
+
+
+def keep_section(sec: Section, user_docs: bool = False) -> bool:
+    """Conventions, not process: rule files keep every non-process section, other docs only rule headings.
+    `user_docs`: the repo's own spec_globs chose the docs, so docs/ pages count as the project's rules too."""
     if PROCESS_HEADING.search(sec.title) and not STRONG_HEADING.search(sec.title):
+        return False
+    if not contributor_doc(sec.path) and not (user_docs and USER_DOC.search(sec.path)):
         return False
     if RULE_FILE.search(sec.path):
         return True
@@ -247,7 +266,7 @@ def drop_process(text: str) -> str:
             flush()
             directive = True
             continue
-        if re.match(r"\s*(\[!\[|!\[|<img|<p\b|</?div|<!--|</?a\b|<br|<picture|</?source|\[[^\]]+\]:\s*\S+$|\.\. )", s):
+        if re.match(r"(\[!\[|!\[|<img|<p\b|</?div|<!--|</?a\b|<br|<picture|</?source|\[[^\]]+\]:\s*\S+$|\.\. )", s.lstrip()):
             continue
         if not s.strip() or re.match(r"\s*([-*+]|\d+[.)])\s", s):
             flush()
@@ -258,6 +277,15 @@ def drop_process(text: str) -> str:
 
 
 CONTINUES = "\n  … (section continues)"
+SECTION_READ_CHARS = 12 * SECTION_CHARS  # what drop_process reads of a section to keep SECTION_CHARS of it
+
+
+def _head_of(text: str) -> str:
+    """The start of a long section, cut at a line end: a 200 KB section is never redacted and filtered whole
+    to show its first 700 characters."""
+    if len(text) <= SECTION_READ_CHARS:
+        return text
+    return text[:SECTION_READ_CHARS].rsplit("\n", 1)[0]
 
 
 def _condense(text: str, limit: int) -> str:
@@ -288,36 +316,34 @@ def _flat(data, prefix: str = "") -> list[tuple[str, str]]:
     return out
 
 
-def config_line(rel: str, text: str) -> str:
+def config_line(repo: Repo, rel: str) -> str:
     """One `key=value` line for a style/tool config file ('' when nothing style-relevant is in it)."""
     name = rel.rsplit("/", 1)[-1].lower()
     pairs: list[tuple[str, str]] = []
-    if name == "pyproject.toml":
-        try:
-            tool = tomllib.loads(text).get("tool", {})
-        except (tomllib.TOMLDecodeError, ValueError):
-            return ""
+    if name.endswith((".js", ".cjs", ".mjs", ".ts")):
+        return f"{rel}: present (JS config; open it for the rules)"
+    if name.endswith(".toml"):
+        data = repo.toml(rel)  # pyproject.toml: the same parse the commands and layout use
+        if name != "pyproject.toml":
+            pairs = _flat(data)
+        tool = data.get("tool", {}) if name == "pyproject.toml" else {}
         for t in _PY_TOOLS:
             if isinstance(tool, dict) and isinstance(tool.get(t), dict):
                 pairs += [(f"{t}.{k}", v) for k, v in _flat(tool[t]) if _CONFIG_KEYS.search(k)]
-    elif name.endswith(".toml"):
-        try:
-            pairs = _flat(tomllib.loads(text))
-        except (tomllib.TOMLDecodeError, ValueError):
-            return ""
-    elif name.endswith((".js", ".cjs", ".mjs", ".ts")):
-        return f"{rel}: present (JS config; open it for the rules)"
     else:  # .editorconfig, setup.cfg, yaml, json: line-based key: value / key = value
+        text = repo.read(rel)
+        if text is None:
+            return ""
         section = ""
         if name.endswith((".yml", ".yaml")):
-            enabled = re.findall(r"^\s+-\s+([\w-]+)\s*$", text.split("enable:", 1)[1], re.M)[:20] if "enable:" in text else []
+            enabled = yaml_list_after(text, "enable:")[:20]
             return f"{rel}: " + ("enabled: " + ", ".join(enabled) if enabled else "present (YAML config; open it for the rules)")
         for ln in text.split("\n")[:200]:
             s = ln.strip()
             if s.startswith("[") and s.endswith("]"):
                 section = s.strip("[]")
                 continue
-            m = re.match(r"\"?([\w.-]+)\"?\s*[:=]\s*(.+?),?$", s)
+            m = re.match(r"\"?([\w.-]+)\"?\s*[:=]\s*(\S.*?),?$", s)
             if m and not s.startswith(("#", ";", "//")):
                 key = f"{section}:{m.group(1)}" if section and name in (".editorconfig", "setup.cfg") else m.group(1)
                 if name == "setup.cfg" and not re.match(r"(flake8|isort|mypy|tool:pytest|pycodestyle|pydocstyle)", section):
@@ -329,20 +355,42 @@ def config_line(rel: str, text: str) -> str:
     return f"{rel}: " + " ".join(f"{k}={v}" for k, v in pairs)
 
 
+def yaml_list_after(text: str, key: str) -> list[str]:
+    """The `- item` lines (one word each) of the first YAML list under `key`, read line by line."""
+    lines = text.split("\n")
+    start = next((i for i, ln in enumerate(lines) if key in ln), -1)
+    if start < 0:
+        return []
+    out: list[str] = []
+    for ln in lines[start + 1:]:
+        s = ln.strip()
+        if not s:
+            continue
+        if not ln[:1].isspace() or not s.startswith("- "):
+            break
+        word = s[2:].strip()
+        if word and all(c.isalnum() or c in "_-" for c in word):
+            out.append(word)
+            if len(out) >= 40:
+                break
+    return out
+
+
 # --- all together ----------------------------------------------------------------------------------
 def collect(repo: Repo, globs) -> tuple[list[Section], list[str]]:
     secs: list[Section] = []
     configs: list[str] = []
-    files = spec_files(repo.root, globs)[: MAX_SPEC_FILES * 4]
+    chosen = tuple(globs) != tuple(DEFAULT_SPEC_GLOBS)  # the repo's hippo.toml named its spec files
+    files = spec_files(repo.root, globs, repo)[: MAX_SPEC_FILES * 4]
     repo.vet(files)  # the read gate for all of them at once (one git call for the untracked)
     for rel in files:
-        text = repo.read(rel, limit=MAX_SPEC_BYTES, redacted=False)
-        if text is None:
-            continue
+        if repo.expired():
+            repo.note(f"deadline: conventions stopped before {rel}")
+            break
         if rel.lower().endswith(DOC_EXT) or "." not in rel.rsplit("/", 1)[-1] and not rel.startswith("."):
-            secs.extend(s for s in doc_sections(repo, rel) if keep_section(s))
+            secs.extend(s for s in doc_sections(repo, rel) if keep_section(s, user_docs=chosen))
         else:
-            line = config_line(rel, redact(text))
+            line = config_line(repo, rel)
             if line:
                 configs.append(line)
     return secs, configs
@@ -353,7 +401,7 @@ def render(repo: Repo, globs, budget: int) -> str:
         return ""
     secs, configs = collect(repo, globs)
     if not secs and not configs:
-        return ""
+        return "" if repo.expired() else NONE_WRITTEN
     header = "Project conventions (style, testing and review rules condensed from the repo's docs; open the cited lines for detail):"
     out, used = [header], len(header)
     for line in configs[:6]:
@@ -370,13 +418,16 @@ def render(repo: Repo, globs, budget: int) -> str:
             if budget - used < 200:
                 break
             continue  # a long title: a later section may still fit
-        body = drop_process(redact(sec.text))
+        body = drop_process(redact(_head_of(sec.text)))
         # the heading line itself is in the block's title
-        body = re.sub(r"\A(#{1,4}\s+[^\n]*|[^\n]+\n[=\-~^]{3,})\n?", "", body).strip()
+        body = re.sub(r"\A(#{1,4}\s[^\n]*|[^\n]+\n[=\-~^]{3,})\n?", "", body).strip()
         if len(body) < 40 or body in seen:
             continue
         seen.add(body)
-        block = f"{head}\n{_condense(body, min(SECTION_CHARS, room))}"
+        shown = _condense(body, min(SECTION_CHARS, room))
+        if len(sec.text) > SECTION_READ_CHARS and not shown.endswith(CONTINUES):
+            shown += CONTINUES
+        block = f"{head}\n{shown}"
         out.append(block)
         used += len(block) + 1
     return "\n".join(out) if len(out) > 1 else ""

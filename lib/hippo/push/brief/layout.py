@@ -3,20 +3,15 @@
 From tracked files only (`git ls-files`), the manifests' own declarations (pyproject
 `[project.scripts]`, package.json `main`/`bin`/`exports`, Cargo `[[bin]]`/workspace members,
 go.mod and `cmd/*`) and the first docstring or comment of each entry file, so each line carries
-a few words about what the folder or file is. Stdlib only.
+a few words about what the folder or file is. Stdlib only. Manifests come parsed once from `Repo`
+(shared with the commands); file heads are read with string operations (issue 19).
 """
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 
 from hippo.push.brief.repo import Repo
-
-try:
-    import tomllib
-except ModuleNotFoundError:  # pragma: no cover - Python 3.10
-    import tomli as tomllib  # type: ignore[no-redef]
 
 MAX_DIRS = 10
 MAX_ENTRIES = 6
@@ -47,56 +42,70 @@ def _mostly(files: list[str]) -> str:
 
 def _about(repo: Repo, rel: str) -> str:
     """A few words from the head of a source file: its docstring, doc comment or first comment line."""
-    head = repo.head(rel, 1500)
-    m = (re.search(r'\A(?:#![^\n]*\n)?(?:#[^\n]*\n|\s)*[rRuU]?("""|\'\'\')\s*([^\n]+)', head)  # Python docstring
-         or re.search(r"^//\s*(?:Package \w+\s+)?([A-Z][^\n]{8,})", head, re.M)  # Go/Rust/JS line comment
-         or re.search(r"^//!\s*([^\n]{8,})", head, re.M)
-         or re.search(r"/\*\*?\s*\n?\s*\*?\s*([A-Z][^\n*]{8,})", head))
-    if not m:
-        return ""
-    text = m.group(m.lastindex or 1).strip().rstrip('"\'').strip()
-    if re.search(r"copyright|license|spdx|eslint|@ts-|prettier", text, re.I):
+    text = head_summary(repo.head(rel, 1500))
+    if not text or re.search(r"copyright|license|spdx|eslint|@ts-|prettier", text, re.I):
         return ""
     text = text.split(". ")[0]
     return text[:80] + ("…" if len(text) > 80 else "")
 
 
-def _project_line(repo: Repo) -> str:
-    for name, reader in (("pyproject.toml", _toml_project), ("Cargo.toml", _cargo_project),
-                         ("package.json", _npm_project), ("go.mod", _go_project)):
-        real = repo.find(name)
-        text = repo.read(real, limit=200_000) if real else None
-        if text:
-            try:
-                got = reader(text)
-            except (ValueError, TypeError, AttributeError, tomllib.TOMLDecodeError):
-                got = None
-            if got and got[0]:
-                title, desc = got
-                return f"Project: {title}" + (f" — {desc.strip()[:120]}" if desc else "") + f" ({real})"
+def head_summary(head: str) -> str:
+    """The first line of a file head's docstring (Python), `//`/`//!` comment or `/* */` block; '' if none.
+    One pass over the lines: no pattern backtracks over the head's whitespace."""
+    lines = head.split("\n")
+    for n, ln in enumerate(lines):  # Python: past the shebang, comments and blank lines
+        s = ln.strip().lstrip("rRuU")
+        if not s or s.startswith("#"):
+            continue
+        if s.startswith(('"""', "\'\'\'")):
+            rest = s[3:].strip() or next((x.strip() for x in lines[n + 1:] if x.strip()), "")
+            return rest.rstrip("\"'").strip()
+        break
+    for ln in lines:
+        if ln.startswith("//"):
+            s = ln.lstrip("/!").strip()
+            words = s.split(None, 2)
+            for cand in ([words[2]] if words[:1] == ["Package"] and len(words) == 3 else []) + [s]:
+                if len(cand) >= 9 and (cand[:1].isupper() or ln.startswith("//!")):
+                    return cand
+    at = head.find("/*")
+    if at >= 0:
+        body = head[at + 2:].lstrip("*")
+        first = next((x.strip().lstrip("*").strip() for x in body.split("\n")[:3] if x.strip().lstrip("*").strip()), "")
+        first = first.split("*", 1)[0].strip()
+        if len(first) >= 9 and first[:1].isupper():
+            return first
     return ""
 
 
-def _toml_project(text: str):
-    p = tomllib.loads(text).get("project") or tomllib.loads(text).get("tool", {}).get("poetry") or {}
-    return str(p.get("name") or ""), str(p.get("description") or "")
+def _project_line(repo: Repo) -> str:
+    for name in ("pyproject.toml", "Cargo.toml", "package.json", "go.mod"):
+        real = repo.find(name)
+        if not real:
+            continue
+        title, desc = _project_of(repo, name, real)
+        if title:
+            return f"Project: {title}" + (f" — {desc.strip()[:120]}" if desc else "") + f" ({real})"
+    return ""
 
 
-def _cargo_project(text: str):
-    data = tomllib.loads(text)
-    p = data.get("package") or {}
-    name = str(p.get("name") or ("workspace" if "workspace" in data else ""))
-    return name, str(p.get("description") or "")
-
-
-def _npm_project(text: str):
-    d = json.loads(text)
-    return (str(d.get("name") or ""), str(d.get("description") or "")) if isinstance(d, dict) else None
-
-
-def _go_project(text: str):
-    m = re.search(r"^module\s+(\S+)", text, re.M)
-    return (m.group(1), "Go module") if m else None
+def _project_of(repo: Repo, name: str, real: str) -> tuple[str, str]:
+    """(name, description) a manifest declares; ('', '') when it declares none."""
+    if name == "go.mod":
+        text = repo.read(real) or ""
+        module = next((ln.split()[1] for ln in text.split("\n")[:50] if ln.startswith("module") and len(ln.split()) > 1), "")
+        return module, "Go module" if module else ""
+    data = repo.json(real) if name == "package.json" else repo.toml(real)
+    if not isinstance(data, dict):
+        return "", ""
+    if name == "pyproject.toml":
+        tool = data.get("tool")
+        p = data.get("project") or (tool.get("poetry") if isinstance(tool, dict) else None)
+    else:
+        p = data if name == "package.json" else data.get("package")
+    p = p if isinstance(p, dict) else {}
+    title = str(p.get("name") or ("workspace" if name == "Cargo.toml" and "workspace" in data else ""))
+    return title, str(p.get("description") or "")
 
 
 def entry_points(repo: Repo, files: set[str]) -> list[str]:
@@ -109,25 +118,16 @@ def entry_points(repo: Repo, files: set[str]) -> list[str]:
         where = f" → {path}" if path else ""
         out.append(f"- entry {label}{where} ({how})" + (f": {about}" if about else ""))
 
-    real = repo.find("pyproject.toml")
-    text = repo.read(real) if real else None
-    if text:
-        try:
-            scripts = (tomllib.loads(text).get("project") or {}).get("scripts") or {}
-        except (tomllib.TOMLDecodeError, ValueError, AttributeError):
-            scripts = {}
-        for name, target in list(scripts.items())[:3] if isinstance(scripts, dict) else []:
+    project = repo.toml(repo.find("pyproject.toml")).get("project")
+    scripts = project.get("scripts") if isinstance(project, dict) else None
+    if isinstance(scripts, dict):
+        for name, target in list(scripts.items())[:3]:
             mod = str(target).split(":")[0].replace(".", "/")
             path = next((p for p in (f"src/{mod}.py", f"{mod}.py", f"src/{mod}/__init__.py", f"{mod}/__init__.py")
                          if p in files), None)
             add(f"`{name}`", path, f"[project.scripts] {target}")
-    real = repo.find("package.json")
-    text = repo.read(real) if real else None
-    if text:
-        try:
-            data = json.loads(text)
-        except ValueError:
-            data = {}
+    data = repo.json(repo.find("package.json"))
+    if data:
         if isinstance(data, dict):
             bins = data.get("bin")
             if isinstance(bins, str):
@@ -141,13 +141,8 @@ def entry_points(repo: Repo, files: set[str]) -> list[str]:
             if isinstance(data.get("workspaces"), (list, dict)):
                 ws = data["workspaces"] if isinstance(data["workspaces"], list) else data["workspaces"].get("packages", [])
                 out.append("- workspaces: " + ", ".join(str(w) for w in ws[:6]) + " (package.json)")
-    real = repo.find("Cargo.toml")
-    text = repo.read(real) if real else None
-    if text:
-        try:
-            data = tomllib.loads(text)
-        except (tomllib.TOMLDecodeError, ValueError):
-            data = {}
+    if repo.find("Cargo.toml"):
+        data = repo.toml(repo.find("Cargo.toml"))
         for b in (data.get("bin") or [])[:2] if isinstance(data.get("bin"), list) else []:
             if isinstance(b, dict):
                 add(f"binary `{b.get('name', '?')}`", str(b.get("path") or "src/main.rs"), "Cargo [[bin]]")
@@ -165,10 +160,26 @@ def entry_points(repo: Repo, files: set[str]) -> list[str]:
         for c in cmds[:3]:
             add(f"binary `{c}`", f"cmd/{c}/main.go", "Go cmd/")
     for f in sorted(files):
-        if f.endswith("/__main__.py") and f.count("/") <= 2 and len(out) < MAX_ENTRIES:
-            pkg = f.rsplit("/", 1)[0]
-            add(f"`python -m {pkg.rsplit('/', 1)[-1]}`", f, "__main__.py")
+        if f.endswith("/__main__.py") and f.count("/") <= 3 and len(out) < MAX_ENTRIES:
+            module = main_module(f, files)
+            if module:
+                add(f"`python -m {module}`", f, "__main__.py")
     return out
+
+
+def main_module(path: str, files: set[str]) -> str:
+    """`httpie/manager/__main__.py` → `httpie.manager` (what `python -m` takes): the package path from the
+    import root (the repo root, or src/), '' when a folder on the way is not a package."""
+    parts = path.split("/")[:-1]
+    if parts and parts[0] == "src" and "src/__init__.py" not in files:
+        parts = parts[1:]
+        base = "src/"
+    else:
+        base = ""
+    for i in range(1, len(parts)):
+        if f"{base}{'/'.join(parts[:i])}/__init__.py" not in files:
+            return ""
+    return ".".join(parts) if parts and all(p.isidentifier() for p in parts) else ""
 
 
 def render(repo: Repo, budget: int) -> str:

@@ -5,32 +5,66 @@ secret-bearing name (.env, keys, .git-credentials), .gitignored/.hippoignored fi
 .git or the index dir; size-capped and redacted;
 names are matched case-insensitively (`Readme.md`, `makefile`). Listing uses `git ls-files`,
 so ignored and untracked files never reach the brief. Stdlib only: SessionStart runs this.
+
+The files are hostile input for the parsers too (issue 19): every manifest is read and parsed once
+per brief (`toml`, `json`, `ini`, cached here), a manifest parsed whole is size-capped, a TOML whose
+dotted keys would cost the stdlib parser quadratic time is refused before it runs, and a `deadline`
+lets the brief's steps stop between files. What was skipped, and why, is kept in `notes` for the log.
 """
 from __future__ import annotations
 
+import configparser
+import json
 import os
-import subprocess
+import time
 from pathlib import Path
 
-from hippo.core.gitutil import git_env
+from hippo.core import gitutil
 
-MAX_BYTES = 256_000
+try:
+    import tomllib
+except ModuleNotFoundError:  # pragma: no cover - Python 3.10
+    import tomli as tomllib  # type: ignore[no-redef]
+
+MAX_BYTES = 256_000  # a line-scanned file (Makefile, justfile, workflow, doc); the scans are linear
+MANIFEST_BYTES = 64_000  # a manifest parsed whole (TOML, JSON, INI); real ones are a few KB
+# tomllib spends time quadratic in the parts of one dotted key (`a.a.a…`); a key cannot span lines, so the
+# squares of the per-line dot counts bound that cost. Lines with a few dots (versions, URLs) are free.
+TOML_DOTS_FREE = 16
+TOML_DOT_COST = 100_000
 MAX_TRACKED = 200_000
 
 
 class Repo:
-    def __init__(self, root: Path, settings=None):
+    def __init__(self, root: Path, settings=None, deadline: float | None = None):
+        """`deadline` is a time.monotonic() value after which the brief's steps stop taking new work."""
         from hippo.core.repo_read import RepoReader
 
         self.root = root
         self._real = root.resolve()
         self.reader = RepoReader(root, settings, max_bytes=MAX_BYTES)
+        self.deadline = deadline
+        self.notes: list[str] = []  # files skipped (size, cost) or steps cut by the deadline: for the log
         self._allowed: dict[str, bool] = {}
         self._from_git = False
         self._tracked: list[str] | None = None
         self._top: dict[str, str] | None = None
         self._texts: dict[tuple[str, int, bool], str | None] = {}
         self.memo: dict = {}  # extractors share parsed results (a README's sections) through this
+
+    # --- time ----------------------------------------------------------------------------------
+    def expired(self) -> bool:
+        return self.deadline is not None and time.monotonic() >= self.deadline
+
+    def seconds_left(self, default: float) -> float:
+        """What is left before the deadline, at most `default` (a subprocess timeout), at least 0.05 s."""
+        if self.deadline is None:
+            return default
+        return max(0.05, min(default, self.deadline - time.monotonic()))
+
+    def note(self, message: str) -> None:
+        if message not in self.notes:
+            self.notes.append(message)
 
     # --- names -------------------------------------------------------------------------------
     def top(self) -> dict[str, str]:
@@ -53,12 +87,8 @@ class Repo:
     def tracked(self) -> list[str]:
         """Repo-relative paths git tracks (falls back to a shallow walk outside git)."""
         if self._tracked is None:
-            try:
-                res = subprocess.run(["git", "-C", str(self.root), "ls-files", "-z"], capture_output=True, timeout=5,
-                                     env=git_env())
-                out = res.stdout.decode("utf-8", "replace") if res.returncode == 0 else ""
-            except (OSError, subprocess.SubprocessError):
-                out = ""
+            listed = gitutil.output(self.root, "ls-files", "-z", timeout=self.seconds_left(5.0))
+            out = listed.decode("utf-8", "replace") if listed is not None else ""
             files = [f for f in out.split("\0") if f][:MAX_TRACKED]
             self._from_git = bool(files)
             self._tracked = files or self._walk()
@@ -73,7 +103,7 @@ class Repo:
             if depth >= max_depth:
                 dirnames[:] = []
             out += [n if rel == "." else f"{rel}/{n}" for n in filenames]
-            if len(out) > 20_000:
+            if len(out) > 20_000 or self.expired():
                 break
         return out
 
@@ -116,8 +146,52 @@ class Repo:
             return None
         text = self.reader.read_text(rel, limit, checked=True)  # never through a link, never a FIFO
         if text is None:
+            try:
+                size = os.lstat(self.root / rel).st_size
+            except OSError:
+                return None
+            if size > limit:
+                self.note(f"skipped {rel}: {size // 1000} KB, over the {limit // 1000} KB cap")
             return None
         return redact(text) if redacted else text
+
+    # --- parsed manifests: each path read and parsed once per brief ------------------------------
+    def _parsed(self, kind: str, rel: str | None, parse):
+        if not rel:
+            return None
+        key = (kind, rel)
+        if key not in self.memo:
+            text = self.read(rel, limit=MANIFEST_BYTES)
+            value = None
+            if text is not None:
+                try:
+                    value = parse(rel, text)
+                except (ValueError, TypeError, RecursionError, configparser.Error) as exc:
+                    self.note(f"could not parse {rel}: {type(exc).__name__}")
+            self.memo[key] = value
+        return self.memo[key]
+
+    def toml(self, rel: str | None) -> dict:
+        """The TOML file's table ({} when absent, too big, malformed or too costly to parse)."""
+        value = self._parsed("toml", rel, self._load_toml)
+        return value if isinstance(value, dict) else {}
+
+    def json(self, rel: str | None):
+        """The JSON file's value (None when absent, too big or malformed; nesting depth is bounded by
+        the recursion limit, which the parse turns into RecursionError)."""
+        return self._parsed("json", rel, lambda _rel, text: json.loads(text))
+
+    def ini(self, rel: str | None) -> configparser.ConfigParser | None:
+        """The INI file (tox.ini, setup.cfg) as a ConfigParser, or None."""
+        value = self._parsed("ini", rel, lambda _rel, text: parse_ini(text))
+        return value if isinstance(value, configparser.ConfigParser) else None
+
+    def _load_toml(self, rel: str, text: str) -> dict | None:
+        cost = toml_key_cost(text)
+        if cost > TOML_DOT_COST:
+            self.note(f"skipped {rel}: its dotted keys would cost the TOML parser ~{cost:,} steps")
+            return None
+        return tomllib.loads(text)
 
     def head(self, rel: str, size: int = 2048) -> str:
         """The first `size` bytes of a file inside the repo (for a docstring or comment), redacted."""
@@ -126,6 +200,28 @@ class Repo:
             return ""
         raw = self.reader.read_bytes(rel, size, checked=True, truncate=True)
         return "" if raw is None else redact(raw.decode("utf-8", "replace"))
+
+
+def toml_key_cost(text: str) -> int:
+    """Sum of squared dot counts over the lines with many dots: an upper bound on tomllib's quadratic work."""
+    cost = 0
+    for line in text.split("\n"):
+        dots = line.count(".")
+        if dots > TOML_DOTS_FREE:
+            cost += dots * dots
+    return cost
+
+
+def parse_ini(text: str) -> configparser.ConfigParser:
+    """configparser's option pattern (`.*?` then `\\s*`) is quadratic in a run of spaces inside a line:
+    runs inside a line are collapsed first (the indent that marks a continuation line is kept)."""
+    lines = []
+    for line in text.split("\n"):
+        body = line.lstrip()
+        lines.append(line[: len(line) - len(body)] + " ".join(body.split()))
+    cp = configparser.ConfigParser(interpolation=None, strict=False)
+    cp.read_string("\n".join(lines))
+    return cp
 
 
 def redact(text: str) -> str:

@@ -9,12 +9,11 @@ Only the new side's line ranges are kept; the text itself is read from the live 
 from __future__ import annotations
 
 import re
-import subprocess
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from hippo.core.gitutil import git_env
+from hippo.core import gitutil
 
 MAX_DIFF_BYTES = 256 * 1024
 TIMEOUT_S = 2.0
@@ -30,16 +29,9 @@ class Hunk:
 
 
 def _git_diff(root: Path, *args: str) -> str:
-    # no external diff drivers or textconv filters: a cloned repository's config must not run commands
-    cmd = ["git", "-C", str(root), "-c", "core.quotepath=off", "-c", "core.fsmonitor=false", "diff", "--no-color",
-           "--no-ext-diff", "--no-textconv", "--no-renames", "-U0", *args]
-    try:
-        proc = subprocess.run(cmd, capture_output=True, timeout=TIMEOUT_S, stdin=subprocess.DEVNULL, env=git_env())
-    except (OSError, subprocess.SubprocessError):
-        return ""
-    if proc.returncode not in (0, 1):
-        return ""
-    return proc.stdout[:MAX_DIFF_BYTES].decode("utf-8", errors="replace")
+    # gitutil.run adds --no-ext-diff/--no-textconv: a cloned repository's config must not run commands
+    out = gitutil.output(root, "diff", "--no-color", "--no-renames", "-U0", *args, timeout=TIMEOUT_S, ok=(0, 1))
+    return out[:MAX_DIFF_BYTES].decode("utf-8", errors="replace") if out is not None else ""
 
 
 def parse(diff: str, where: str) -> list[Hunk]:

@@ -49,15 +49,28 @@ def diagnose(searcher, request: dict, mode: str = "hybrid") -> dict:
     root = Path(searcher.root)
     sig = extract(str(request.get("error") or ""), cwd=str(request.get("cwd") or root), root=str(root))
     live = LiveFiles(root, searcher.state)
-    found = Collector(searcher, sig, live, mode).collect()
+    collector = Collector(searcher, sig, live, mode)
+    found = collector.collect()
     chosen = policy.select(found, live, sig.text, set(request.get("exclude") or ()),
                            budget=int(request.get("budget") or policy.SNIPPET_BUDGET))
     hits = _hits(searcher, live, chosen)
+    candidates = _pointers(collector.pointers, hits)
     meta = {"total_hits": len(found), "returned_hits": len(hits),
             "latency_ms": int((time.perf_counter() - started) * 1000),
             "search_strategy": "error diagnosis (frames, recent changes, definitions, message literals)",
             "indexed_commit": (searcher.state.indexed_commit or "")[:12]}
-    return {"query": _summary(sig), "hits": hits, "meta": meta, "message": None}
+    return {"query": _summary(sig), "hits": hits, "candidates": candidates, "meta": meta, "message": None}
+
+
+def _pointers(pointers: list[dict], hits: list[dict]) -> list[dict]:
+    """Suspects not shown as code, as `<candidate>` pointers (none that a shown span already covers)."""
+    out = []
+    for p in pointers:
+        if any(h["path"] == p["path"] and h["start_line"] <= p["end_line"] and p["start_line"] <= h["end_line"]
+               for h in hits):
+            continue
+        out.append(p)
+    return out[:policy.SUSPECT_POINTERS]
 
 
 class Collector:
@@ -67,6 +80,7 @@ class Collector:
         self.searcher, self.sig, self.live, self.mode = searcher, sig, live, mode
         self.files = set(searcher.state.files)
         self.items: list[Evidence] = []
+        self.pointers: list[dict] = []  # ranked suspects beyond those offered as code
         self.on_path: set[str] = set()  # files the failure runs through (frames, tests, definitions)
 
     def collect(self) -> list[Evidence]:
@@ -76,6 +90,7 @@ class Collector:
         literals = self._message_lookup()
         changed = self._changes()
         self._definitions(frames, tests, changed)
+        self._suspects(frames, tests)
         self._message_sites(literals)
         self._last_commit()
         if not self.items:
@@ -218,6 +233,59 @@ class Collector:
                 w = policy.called_weight(name, weight, row, frames) - 3 * k
                 self._add_row(row, row["start_line"], why, w, anchor_name=name, max_lines=DEF_LINES)
         self._follow_calls(wanted, defs, frames)
+
+    def _suspects(self, frames, tests: list[runners.FailingTest]) -> None:
+        """Definitions the failing tests reach through the code graph (diagnosis/suspects.py): the best
+        become evidence with code, the next ones pointers."""
+        from hippo.push.diagnosis import suspects
+        from hippo.retrieval.codegraph import graph_for
+
+        try:
+            graph = graph_for(self.searcher.store)
+        except Exception:  # noqa: BLE001 - an index without a graph: the other evidence stands
+            return
+        starts = suspects.test_defs(graph, tests, frames, self._resolve)
+        if not starts:
+            return
+        reached = suspects.walk(graph, starts)
+        if not reached:
+            return
+        clue_text = [f"{e.etype} {e.message}" for e in self.sig.errors[:3]]
+        clue_text += runners.quoted_source(self.sig.text)
+        clue_text += [self._line(p, n) for p, n, _ in frames if pathkind.is_test(p)]
+        test_names = " ".join(d.qual for d in starts)
+        clues = suspects.words("\n".join(clue_text)) - suspects.words(test_names)
+        ranked = suspects.rank(reached, clues, suspects.words(test_names), frames, self._body, self._history())
+        shown = 0
+        for s in ranked[:policy.SUSPECT_SHOWN + policy.SUSPECT_POINTERS]:
+            d = s.d
+            if shown < policy.SUSPECT_SHOWN and s.distance >= policy.SUSPECT_MIN_SHOWN_DISTANCE:
+                shown += 1
+                lines = self.live.lines(d.path) or []
+                focus = _best_line(lines, d.start, d.end, clues)
+                self.items.append(Evidence(d.path, d.start, d.end, focus, s.why(), policy.suspect_weight(s.score),
+                                           language=_language(d.path), max_lines=policy.MAX_SUSPECT_LINES))
+                self.on_path.add(d.path)
+            self.pointers.append({"path": d.path, "start_line": d.start, "end_line": d.end, "symbol": d.qual,
+                                  "score": round(min(1.0, max(0.0, s.score) / 100), 2), "why": s.why()})
+
+    def _history(self) -> dict:
+        """The index's co-change record, read once per indexed commit and kept on the searcher."""
+        from hippo.index import cochange
+
+        key = self.searcher.state.indexed_commit
+        cached = self.searcher.__dict__.get("_cochange")
+        if cached is None or cached[0] != key:
+            try:
+                cached = (key, cochange.load(self.searcher.index_dir))
+            except Exception:  # noqa: BLE001 - history is a hint
+                cached = (key, {})
+            self.searcher.__dict__["_cochange"] = cached
+        return cached[1]
+
+    def _body(self, d) -> str:
+        lines = self.live.lines(d.path) or []
+        return "\n".join(lines[d.start - 1:min(d.end, d.start + 200)])
 
     def _follow_calls(self, wanted: dict[str, tuple[float, str]], defs: dict[str, list[dict]], frames) -> None:
         """One level below what the failing line and test call: the definitions of the names their
@@ -408,6 +476,19 @@ def _language(path: str) -> str:
     from hippo.index.chunking.languages import detect_language
 
     return detect_language(path) or "text"
+
+
+def _best_line(lines: list[str], start: int, end: int, clues: set[str]) -> int:
+    """The line of start..end sharing the most words with the failure (the definition's first line when
+    none does): what a long suspect is cut around."""
+    from hippo.push.diagnosis.suspects import words
+
+    best, best_n = start, 0
+    for n in range(start, min(end, len(lines)) + 1):
+        k = len(words(lines[n - 1]) & clues)
+        if k > best_n:
+            best, best_n = n, k
+    return best
 
 
 def _hits(searcher, live: LiveFiles, chosen) -> list[dict]:

@@ -31,6 +31,37 @@ W_LAST_COMMIT = 40.0
 W_TEST = 30.0
 
 
+# Suspects (diagnosis/suspects.py): definitions the failing test reaches through the code graph, scored
+# base + the sum of these named features. The only place their weights live; fitted on the tuning split.
+SUSPECT_WEIGHTS: dict[str, float] = {
+    "base": 50.0,
+    "distance": -5.0,  # per call beyond the first
+    "by_name": -8.0,  # reached through a call resolved by bare name only
+    "name_clue": 6.0,  # per word of its name in the failure (assertion, expected/actual values, message)
+    "name_test": 4.0,  # per word of its name in the failing test's name
+    "body_clue": 2.5,  # per failure word its body holds (up to 4)
+    "frame": -12.0,  # the traceback already runs through it (the frame evidence shows it)
+    "size": -3.0,  # long definitions, up to 80 lines and beyond
+    "private": 2.0,  # a `_helper`: where the work is done, rarely what a test calls itself
+    "constructor": -6.0,  # `__init__` / `constructor`: mostly stores its arguments
+    "cochange": 2.0,  # per past commit (up to 3) that changed its file together with the failing test's file
+    "recent": 2.0,  # its file changed within RECENT_DAYS of the newest commit
+}
+SUSPECT_SHOWN = 2  # suspects that may be shown with code; the rest are pointers
+SUSPECT_MIN_SHOWN_DISTANCE = 2  # what the test calls directly is already evidence (pipeline._definitions)
+SUSPECT_POINTERS = 8
+MAX_SUSPECT_LINES = 24  # a suspect shows whole when it is this short, else these many lines around its match
+W_SUSPECT_MAX = W_ASSERTED - 2  # a suspect never outranks the failing line's own definitions
+W_SUSPECT_MIN = W_IMPORTED
+POINTER_CHARS = 2000  # pointers are added while the whole answer stays within this many characters
+
+
+def suspect_weight(score: float) -> float:
+    """A suspect's weight among the other evidence: its score, clipped to the band between what the
+    failing line calls and what merely is imported."""
+    return max(W_SUSPECT_MIN, min(W_SUSPECT_MAX, score))
+
+
 _EXCEPTION_NAME = re.compile(r"[A-Z][\w$]{0,80}(?:Error|Exception)")
 
 

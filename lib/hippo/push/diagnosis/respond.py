@@ -47,11 +47,21 @@ def respond(payload: dict[str, Any], diagnoser: Callable[[dict], dict | None]) -
     resp = diagnoser(request)
     if not resp or not resp.get("hits"):
         return None
+    from hippo.push.diagnosis.policy import POINTER_CHARS
     from hippo.retrieval.render import failure_xml
 
     hits = [h for h in resp["hits"] if isinstance(h, dict)]
     session_state.remember(idx, session_id, [hit_key(h["path"], h["start_line"], h["end_line"]) for h in hits])
-    return reply(EVENT, LEAD + failure_xml(hits))
+    pointers = [c for c in resp.get("candidates") or [] if isinstance(c, dict)]
+    text = LEAD + failure_xml(hits)
+    while pointers:  # pointers only while the whole answer stays short: code first, then the map
+        text = LEAD + failure_xml(hits, pointers)
+        if len(text) <= POINTER_CHARS:
+            break
+        pointers = pointers[:-1]
+    if not pointers:
+        text = LEAD + failure_xml(hits)
+    return reply(EVENT, text)
 
 
 def hit_key(path: str, start: int, end: int) -> str:

@@ -22,6 +22,8 @@ _PYTEST_FAILED = re.compile(r"^(?:FAILED|ERROR) (?P<path>[^\s:]{1,300})::(?P<nam
 _PYTEST_VERBOSE = re.compile(r"^(?P<path>[^\s:]{1,300})::(?P<name>[^\s\[]{1,200})(?:\[[^\]\n]{0,300}\])? (?:FAILED|ERROR)", re.M)
 _UNITTEST = re.compile(r"^(?:FAIL|ERROR): (?P<name>\w{1,200}) \((?P<cls>[\w.]{1,300})\)", re.M)
 _JEST_FILE = re.compile(r"^[^\S\n]*FAIL[^\S\n]+(?P<path>\S{1,300}\.[cm]?[jt]sx?)\b", re.M)
+# vitest: ` FAIL  test/parse.test.ts > parseFilename > works` (file, then the describe path and the title)
+_VITEST_FAIL = re.compile(r"^[^\S\n]*FAIL[^\S\n]+(?P<path>\S{1,300}\.[cm]?[jt]sx?) > (?P<t>\S[^\n]{0,400})$", re.M)
 _JEST_TITLE = re.compile(r"^[^\S\n]+● (?P<t>\S[^\n]{0,400})$", re.M)
 _MOCHA_TITLE = re.compile(r"^[^\S\n]+\d{1,4}\) (?P<t>\S[^\n]{0,400})$", re.M)
 _GO_FAIL = re.compile(r"^[^\S\n]*--- FAIL: (?P<name>\w{1,200})", re.M)
@@ -46,6 +48,8 @@ def failing_tests(text: str) -> list[FailingTest]:
         add("", m.group("name"))
     for m in _RSPEC.finditer(text):
         add(m.group("path"), (m.group("t") or "").strip())
+    for m in _VITEST_FAIL.finditer(text):
+        add(m.group("path"), m.group("t").rstrip().split(" > ")[-1])
     jest_file = _JEST_FILE.search(text)
     for m in _JEST_TITLE.finditer(text):
         title = m.group("t").rstrip()

@@ -81,6 +81,9 @@ _LOC_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("frame", re.compile(r"^[^\S\n]*(?:at[^\S\n]+)?(?:(?P<func>" + _JS_FUNC + r")[^\S\n]+)?\((?:file://)?" + _P
                          + r":(?P<line>\d+):\d+\)", re.M)),
     ("frame", re.compile(r"^[^\S\n]*at[^\S\n]+(?:file://)?" + _P + r":(?P<line>\d+):\d+[^\S\n]*$", re.M)),
+    # vitest: ` ❯ parseFilename src/parse.ts:201:45` (a function, then where) or ` ❯ test/parse.test.ts:286:12`
+    ("frame", re.compile(r"^[^\S\n]*\u276f[^\S\n]+(?:(?P<func>[\w$.<>]+)[^\S\n]+)?(?:file://)?" + _P
+                         + r":(?P<line>\d+):\d+[^\S\n]*$", re.M)),
     # node's first line: /abs/path.js:6
     ("frame", re.compile(r"\A\s*(?:file://)?" + _P + r":(?P<line>\d+)[^\S\n]*$", re.M)),
     # Java / Kotlin / Scala: at pkg.Cls.meth(File.java:12)
@@ -146,6 +149,9 @@ _LOG_FORM = re.compile(
     r"(?P<etype>" + _NAME + r")" + _JS_CODE + r"(?:: (?P<msg>[^\n]*?)|\((?P<q>['\"])(?P<rmsg>[^\n]*)(?P=q)\))[ \t]*$", re.M)
 _TAP_BLOCK = re.compile(r"^not ok \d+[^\n]*\n(?P<body>(?:[ \t]+[^\n]*\n?|\n)*)", re.M)
 _TAP_ERROR = re.compile(r"^(?P<ind>[ \t]+)error: (?:'(?P<sq>.*)'|\"(?P<dq>.*)\"|(?P<block>\|-?)|(?P<plain>[^\n]+?))[ \t]*$", re.M)
+# mocha's failure block: "  1) suite\n       title:\n     Error [CODE]: message" (indented, the stack below a diff)
+_MOCHA_BLOCK = re.compile(r"^[^\S\n]+\d{1,4}\) [^\n]*\n(?:[^\n]*\n){0,10}?"
+                          r"[^\S\n]+(?P<etype>" + _NAME + r")" + _JS_CODE + r": (?P<msg>[^\n]*)$", re.M)
 _TAP_NAME = re.compile(r"^[ \t]+name: '?(?P<etype>[A-Za-z_$][\w$]*)'?[ \t]*$", re.M)
 _CHAINED = re.compile(r"^(?:During handling of the above exception|The above exception was the direct cause)", re.M)
 _RUST_PANIC = re.compile(r"panicked at [^\n]*:\d+:\d+:\n(?P<msg>[^\n]+)")
@@ -161,7 +167,10 @@ _TEST_PATTERNS: list[re.Pattern[str]] = [
     re.compile(r"^---- (?P<t>\S+) stdout ----$", re.M),  # cargo test
     re.compile(r"^--- FAIL: (?P<t>\S+)", re.M),  # go test
     re.compile(r"^[^\S\n]+● (?P<t>\S(?:[^\n]*\S)?)[^\S\n]*$", re.M),  # jest/vitest
+    re.compile(r"^[^\S\n]*FAIL[^\S\n]+(?P<t>\S{1,300}\.[cm]?[jt]sx? > \S[^\n]{0,400}?)[^\S\n]*$", re.M),  # vitest
     re.compile(r"^not ok \d+ - (?P<t>.+)$", re.M),  # TAP / node --test
+    # mocha: "  1) title:" above its error, or "  1) suite\n       inner suite\n         title:"
+    re.compile(r"^[^\S\n]+\d{1,4}\) (?:[^\n]*\n[^\S\n]+){0,8}?(?P<t>\S[^\n]{0,400}?):$", re.M),
     re.compile(r"^\[ERROR\] (?P<t>[\w.$]+\.[\w$]+)[^\S\n]+--.*<<< (?:FAILURE|ERROR)!", re.M),  # surefire
     re.compile(r"^(?P<t>[^\s:]+(?:::[^\s:\[]+)+(?:\[[^\]\s]*\])?) FAILED", re.M),  # pytest -v
 ]
@@ -376,6 +385,9 @@ def _exception_lines(text: str) -> list[tuple[int, str, str, str]]:
             out.append((m.start(), etype, m.group("msg") or "", ""))
     for m in _JS_HEADER.finditer(text):
         out.append((m.start(), m.group("etype"), m.group("msg") or "", m.group("code") or ""))
+    for m in _MOCHA_BLOCK.finditer(text):
+        if _exception_like(m.group("etype")):
+            out.append((m.start("etype"), m.group("etype"), m.group("msg"), m.group("code") or ""))
     for m in _LOG_FORM.finditer(text):
         if _exception_like(m.group("etype")):
             msg = m.group("msg") if m.group("msg") is not None else m.group("rmsg")

@@ -9,7 +9,7 @@ background for next time (HIPPO_SERVER=ask: never started; HIPPO_SERVER=off or H
 Stdlib-only on the fast path: when a server is up, a hook process imports only json/os/socket — no
 pathlib, re, dataclasses or config (each costs milliseconds that a failed command pays every time) —
 and `hippo search` never imports lancedb. A socket is trusted only when this user owns it and its
-directory (the index dir, or a private dir under the temp dir for long paths); requests and replies
+directory (the index dir, or the private `socket_dir()` for long paths); requests and replies
 are size-capped and every call has a timeout.
 """
 from __future__ import annotations
@@ -38,15 +38,26 @@ def _socket_file(index_dir) -> str:
     if len(os.fsencode(p)) < _SUN_PATH_MAX:
         return p
     import hashlib
-    import tempfile
 
     digest = hashlib.sha1(os.fsencode(os.path.realpath(os.fspath(index_dir)))).hexdigest()[:16]
-    return os.path.join(tempfile.gettempdir(), f"hippo-{os.getuid()}", f"{digest}.sock")
+    return os.path.join(socket_dir(), f"{digest}.sock")
+
+
+def socket_dir() -> str:
+    """Where sockets go whose path in the index dir is too long for AF_UNIX: a directory no other user can
+    create first. `$XDG_RUNTIME_DIR/hippo` when XDG_RUNTIME_DIR is a private dir of ours (the login
+    session's own tmpfs), else `<hippo home>/run`. Never a fixed name in the shared temp dir: another
+    local user could make it first and so switch the server off (or, were it trusted, answer as it)."""
+    from hippo.core import indexdir
+
+    xdg = os.environ.get("XDG_RUNTIME_DIR", "")
+    if xdg and os.path.isabs(xdg) and private_dir_ok(xdg):
+        return os.path.join(xdg, "hippo")
+    return os.path.join(indexdir.hippo_home_location(), "run")
 
 
 def private_dir_ok(path: str) -> bool:
-    """A directory only this user controls: ours, not a symlink, no group/other access (the /tmp fallback
-    is a predictable name another local user could pre-create to read failures or answer as the server)."""
+    """A directory only this user controls: ours, not a symlink, no group/other access."""
     import stat
 
     try:
@@ -75,7 +86,7 @@ def _trusted(path: str, index_dir) -> bool:
 
 
 def socket_path(index_dir):
-    """`<index_dir>/server.sock`, or a short path in the temp dir when that is too long for AF_UNIX."""
+    """`<index_dir>/server.sock`, or a short path in `socket_dir()` when that is too long for AF_UNIX."""
     from pathlib import Path
 
     return Path(_socket_file(index_dir))
@@ -279,9 +290,24 @@ def search(root, request: dict, *, local=None, timeout: float = SEARCH_TIMEOUT_S
     Asks the repo's server; else answers in-process with `local` (a WarmIndex the caller keeps, e.g.
     the MCP server) or a fresh one, then starts a server for next time when `leave_warm`. Raises what
     Searcher raises (BadQueryError, NoIndexError, ...), whichever side answered."""
+    return _answer(root, {"op": "search", **request}, "search", local=local, timeout=timeout, wait_s=wait_s,
+                   leave_warm=leave_warm)
+
+
+def structure(root, request: dict, *, local=None, timeout: float = SEARCH_TIMEOUT_S,
+              wait_s: float = STARTING_WAIT_S, leave_warm: bool = True) -> dict:
+    """A structural answer (hippo.retrieval.structure) for {"kind": def|callers|callees, "name", "k"}, from the
+    repo's server or in-process, exactly as `search` answers."""
+    return _answer(root, {"op": "structure", **request}, "structure", local=local, timeout=timeout,
+                   wait_s=wait_s, leave_warm=leave_warm)
+
+
+def _answer(root, request: dict, method: str, *, local, timeout: float, wait_s: float, leave_warm: bool) -> dict:
+    """Ask the repo's server for `request`; else `local.<method>(request)` (a WarmIndex), then leave a
+    server warm for next time."""
     root = os.fspath(root)
     idx = index_location(root)
-    req = {"op": "search", "root": root, **request}
+    req = {**request, "root": root}
     reply = ask(idx, req, timeout=timeout, wait_s=wait_s)
     if reply is not None:
         if reply["ok"]:
@@ -295,7 +321,7 @@ def search(root, request: dict, *, local=None, timeout: float = SEARCH_TIMEOUT_S
 
         local = WarmIndex(root)
     try:
-        return local.search(req)
+        return getattr(local, method)(req)
     finally:
         if leave_warm and local.needed and IndexDir(idx).has_index():
             start_server(root, idx)

@@ -5,7 +5,7 @@ fallback (service/client.py) builds one when no server answered, and the MCP ser
 the warm server is away. The same `handle(request)` answers in all three, so a hook, `hippo search`
 and the MCP tool get the same answer whether or not a server is up.
 
-Requests are JSON objects: {"op": "ping"|"search"|"diagnose"|"hook"|"index", ...}; replies are
+Requests are JSON objects: {"op": "ping"|"search"|"structure"|"diagnose"|"hook"|"index", ...}; replies are
 {"ok": true, "result": {...}} or {"ok": false, "error": "one line", "kind": "BadQueryError"|...}.
 Heavy imports (lancedb, the model) happen when the Searcher opens, not at module import.
 
@@ -136,6 +136,16 @@ class WarmIndex:
             resp = self.searcher().search(str(req.get("query") or ""), **kwargs)
         return resp.to_dict()
 
+    def structure(self, req: dict) -> dict:
+        """A structural answer (hippo.retrieval.structure: def / callers / callees) from the code graph."""
+        from hippo.retrieval.structure import answer
+
+        self.needed = True
+        limit = req.get("k")
+        with self.lock:
+            return answer(self.searcher(), str(req.get("kind") or ""), str(req.get("name") or ""),
+                          limit if isinstance(limit, int) else 0)
+
     def diagnose(self, req: dict) -> dict | None:
         """Failure retrieval (hippo.push.diagnosis) over this index; in cold mode keyword-only, budgeted."""
         from hippo.push.diagnosis.pipeline import diagnose
@@ -190,13 +200,16 @@ class WarmIndex:
         op = req.get("op")
         if op == "ping":
             return {"ok": True, "result": {"pid": os.getpid(), "root": str(self.root), "served": self.served}}
-        if op not in ("search", "diagnose", "hook", "index"):
+        if op not in ("search", "structure", "diagnose", "hook", "index"):
             return {"ok": False, "error": f"unknown op {op!r}"}
         if op != "hook" and ("root" in req or op == "index") and not self._ours(req.get("root")):
             return {"ok": False, "error": "request is for another repository"}
-        self.served += 1
+        with self.lock:  # connections are answered from threads of their own
+            self.served += 1
         if op == "search":
             return {"ok": True, "result": self.search(req)}
+        if op == "structure":
+            return {"ok": True, "result": self.structure(req)}
         if op == "index":
             return self.index(req, progress)
         if op == "diagnose":

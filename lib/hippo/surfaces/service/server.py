@@ -2,15 +2,17 @@
 hook, `hippo search` and the MCP tool answer in tens of milliseconds instead of paying seconds of
 imports and model load per call.
 
-Listens on a unix socket in the index dir (client.socket_path; mode 0600, or a private dir under the
-temp dir when that path is too long), one JSON request per connection, answered by the shared
-`WarmIndex.handle` (service/host.py). A singleton lock (`server.lock`) keeps one server per index; it
+Listens on a unix socket in the index dir (client.socket_path; mode 0600 in a 0700 dir, or in the private
+client.socket_dir() when that path is too long), one JSON request per connection, answered by the shared
+`WarmIndex.handle` (service/host.py). Each connection gets a thread (at most MAX_CLIENTS at once) and
+READ_DEADLINE_S for its whole request, so a client that trickles bytes or never sends delays no one else;
+WarmIndex serialises what touches the open Searcher. A singleton lock (`server.lock`) keeps one server per index; it
 exits after `idle_s` without requests. Before each query it picks up the latest committed table
 version (the background indexer writes while we read). Started as a fresh `python -m hippo serve`
 (never forked: lancedb deadlocks in forked children).
 
-An `index` request (`hippo index` handing its run over) is answered from a thread of its own, so queries
-are still answered while it writes: one JSON line per progress step and a heartbeat every HEARTBEAT_S,
+An `index` request (`hippo index` handing its run over) runs in its connection's thread like any other,
+so queries are still answered while it writes: one JSON line per progress step and a heartbeat every HEARTBEAT_S,
 then the reply line. The server does not go idle while such a run is in flight.
 """
 from __future__ import annotations
@@ -28,8 +30,23 @@ from hippo.core.runtime import log
 from hippo.surfaces.service.client import MAX_REQUEST, private_dir_ok, socket_path
 from hippo.surfaces.service.host import WarmIndex
 
+BUSY_POLL_S = 0.2  # how often the accept loop looks again while requests are being answered
 DEFAULT_IDLE_S = float(os.environ.get("HIPPO_SERVER_IDLE", str(30 * 60)))
 HEARTBEAT_S = 2.0  # an index run's client counts silence longer than client.INDEX_SILENCE_S as a dead server
+READ_DEADLINE_S = 5.0  # for a whole request to arrive: a client sends its one line at once
+MAX_CLIENTS = 64  # connections answered at once (a thread each); more are closed and their callers fall back
+
+
+def _private_socket_dir(path: Path) -> bool:
+    """Make (0700) and check the socket dir for long index paths (client.socket_dir): ours, not a link,
+    no group/other access. One that another user made first is refused, never used."""
+    try:
+        path.parent.mkdir(mode=indexdir.PRIVATE_MODE, parents=True, exist_ok=True)
+        path.mkdir(mode=indexdir.PRIVATE_MODE, exist_ok=True)
+    except OSError:
+        return False
+    indexdir.make_private(path)  # ours but loose (an older hippo, a umask): tightened
+    return private_dir_ok(str(path))
 
 
 class QueryServer:
@@ -40,6 +57,9 @@ class QueryServer:
         self.index_dir = self.index.index_dir
         self.idle_s = idle_s
         self._jobs: set[threading.Thread] = set()  # index runs in flight
+        self._threads: set[threading.Thread] = set()  # connections in flight
+        self._guard = threading.Lock()  # over the two sets
+        self._slots = threading.BoundedSemaphore(MAX_CLIENTS)
 
     def searcher(self):
         return self.index.searcher()
@@ -59,19 +79,21 @@ class QueryServer:
         except HippoError as exc:
             log(None, f"server: not serving {self.root}: {exc}")
             return 0
-        self.index_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            indexdir.create(self.index_dir)  # 0700: the socket in it, and the index, are this user's alone
+        except HippoError as exc:  # a read-only checkout
+            log(None, f"server: not serving {self.root}: {exc}")
+            return 0
         # open_lock is O_NOFOLLOW: a planted `server.lock` link must not make us create or lock a file elsewhere.
         lock = indexdir.open_lock(indexdir.IndexDir(self.index_dir).server_lock)
         if not indexdir.try_lock(lock):
             lock.close()
             return 0
         path = socket_path(self.index_dir)
-        if path.parent != self.index_dir:  # the short fallback under the temp dir: must be ours alone
-            path.parent.mkdir(mode=0o700, exist_ok=True)
-            if not private_dir_ok(str(path.parent)):
-                log(self.index_dir, f"server: {path.parent} is not a private directory of this user; not serving")
-                lock.close()
-                return 0
+        if path.parent != self.index_dir and not _private_socket_dir(path.parent):
+            log(self.index_dir, f"server: {path.parent} is not a private directory of this user; not serving")
+            lock.close()
+            return 0
         try:
             path.unlink()
         except FileNotFoundError:
@@ -81,18 +103,20 @@ class QueryServer:
             self.warm()
             sock.bind(str(path))
             os.chmod(path, 0o600)
-            sock.listen(16)
-            sock.settimeout(min(self.idle_s, 30.0))
+            sock.listen(64)
             last = time.monotonic()
             log(self.index_dir, f"server: listening on {path}")
             while self._busy() or time.monotonic() - last < self.idle_s:
+                # wait at most until the idle deadline, and only briefly while answers are in flight (the
+                # last one may end the idle wait: idle_s can be lowered while we serve)
+                left = self.idle_s - (time.monotonic() - last)
+                sock.settimeout(BUSY_POLL_S if self._busy() else max(BUSY_POLL_S, min(left, 30.0)))
                 try:
                     conn, _ = sock.accept()
                 except TimeoutError:
                     continue
                 last = time.monotonic()
-                if not self._answer(conn):
-                    conn.close()
+                self._take(conn)
             log(self.index_dir, "server: idle, exiting")
         finally:
             sock.close()
@@ -100,34 +124,84 @@ class QueryServer:
                 path.unlink()
             except OSError:
                 pass
+            self._drain()
             lock.close()
         return 0
 
     def _busy(self) -> bool:
-        self._jobs = {t for t in self._jobs if t.is_alive()}
-        return bool(self._jobs)
+        with self._guard:
+            self._jobs = {t for t in self._jobs if t.is_alive()}
+            return bool(self._jobs)
+
+    def _take(self, conn: socket.socket) -> None:
+        """Answer `conn` from a thread of its own, so a client that trickles its request (or never sends
+        it) holds one thread until READ_DEADLINE_S, not the server. Past MAX_CLIENTS connections in flight
+        the new one is closed at once: its caller falls back to answering in-process."""
+        if not self._slots.acquire(blocking=False):
+            log(self.index_dir, f"server: {MAX_CLIENTS} connections in flight; refusing one")
+            conn.close()
+            return
+        t = threading.Thread(target=self._connection, args=(conn,), name="hippo-conn", daemon=True)
+        with self._guard:
+            self._threads = {x for x in self._threads if x.is_alive()}
+            self._threads.add(t)
+        t.start()
+
+    def _connection(self, conn: socket.socket) -> None:
+        try:
+            if not self._answer(conn):
+                conn.close()
+        finally:
+            self._slots.release()
+
+    def _drain(self) -> None:
+        """At exit, let the connections in flight finish (each is bounded by READ_DEADLINE_S + its work)."""
+        with self._guard:
+            threads = list(self._threads)
+        deadline = time.monotonic() + READ_DEADLINE_S + 10
+        for t in threads:
+            t.join(max(0.0, deadline - time.monotonic()))
+
+    def _read_request(self, conn: socket.socket) -> bytes | None:
+        """The request line, or None when it is over MAX_REQUEST. Raises TimeoutError when the whole
+        request has not arrived within READ_DEADLINE_S (a deadline for the request, not for each byte)."""
+        deadline = time.monotonic() + READ_DEADLINE_S
+        buf = bytearray()
+        while not buf.endswith(b"\n"):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError(f"request not received within {READ_DEADLINE_S:g}s")
+            conn.settimeout(left)
+            data = conn.recv(65536)
+            if not data:
+                break
+            buf += data
+            if len(buf) > MAX_REQUEST:
+                return None
+        return bytes(buf)
 
     def _answer(self, conn: socket.socket) -> bool:
-        """Answer one connection; True when an index run's thread took it over (and will close it)."""
+        """Answer one connection; True when it was an index run (which closes the connection itself)."""
         try:
-            conn.settimeout(5.0)
-            buf = b""
-            while not buf.endswith(b"\n") and len(buf) < MAX_REQUEST:
-                data = conn.recv(65536)
-                if not data:
-                    break
-                buf += data
-            req = json.loads(buf.decode("utf-8"))
-            if isinstance(req, dict) and req.get("op") == "index":
-                job = threading.Thread(target=self._index_job, args=(conn, req), name="hippo-index")
-                self._jobs.add(job)
-                job.start()
-                return True
-            reply = self.handle(req) if isinstance(req, dict) else {"ok": False, "error": "bad request"}
+            raw = self._read_request(conn)
+            if raw is None:
+                reply = {"ok": False, "error": f"request over {MAX_REQUEST} bytes", "kind": "RequestTooLarge"}
+            else:
+                req = json.loads(raw.decode("utf-8"))
+                if isinstance(req, dict) and req.get("op") == "index":
+                    with self._guard:
+                        self._jobs.add(threading.current_thread())  # keeps the server from idling out
+                    self._index_job(conn, req)
+                    return True
+                reply = self.handle(req) if isinstance(req, dict) else {"ok": False, "error": "bad request"}
+        except TimeoutError as exc:
+            log(self.index_dir, f"server: closing a connection: {exc}")
+            return False
         except Exception as exc:
             log(self.index_dir, "server: request failed", exc)
             reply = {"ok": False, "error": type(exc).__name__}
         try:
+            conn.settimeout(READ_DEADLINE_S)
             conn.sendall(json.dumps(reply).encode("utf-8"))
         except OSError:
             pass

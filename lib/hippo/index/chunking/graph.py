@@ -1,0 +1,367 @@
+"""The code graph of one file, from the tree-sitter parse chunking already made: definitions, call sites
+and imports. Pure (no I/O); resolution across files happens at read time (hippo.retrieval.codegraph).
+
+Tree-sitter queries pick the nodes in C, so the Python side only touches definitions, calls and imports,
+never every node of the tree (index time stays close to chunking alone; see bench/graph_bench.py).
+
+The result is a small JSON-ready dict, `FileGraph.to_json()`:
+  d: [[qualified name, kind, start line, end line, [base class names]], ...]   (file order)
+  c: [[callee as written, line, index into d of the enclosing definition or -1], ...]
+  i: [[bound name, module, imported attribute, line], ...]
+  a: [[local variable, callee whose result it holds, index into d of the enclosing definition or -1], ...]
+     (`svc = AuthService(...)`, `const c = new Command()`: what `svc.x` / `c.x` may be a method of)
+Callee text is a dotted chain as written (`self.foo`, `mod.bar`, `baz`); a receiver that is not a plain
+chain (`f().x`) is written `.x`, and `super().x` as `super.x`. Import attributes: "" binds the module
+itself, "*" is a star import, "default" a JS default import.
+"""
+from __future__ import annotations
+
+import bisect
+import re
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+Node = Any
+GRAPH_VERSION = 1  # bump when the extraction changes: the indexer re-reads every file once
+GRAPH_LANGUAGES = frozenset({"python", "javascript", "typescript", "tsx"})
+MAX_CALLS = 20_000  # per file; generated code beyond this adds nothing a reader could use
+
+_CHAIN = re.compile(r"[A-Za-z_$][\w$]*(?:\s*\.\s*[A-Za-z_$][\w$]*)*")
+_FUNCTION_VALUES = "[(arrow_function) (function_expression)]"
+
+_PY_QUERY = """
+(function_definition name: (identifier) @def.function) @def
+(class_definition name: (identifier) @def.class) @def
+(call function: (_) @call)
+(import_statement) @import
+(import_from_statement) @import
+(assignment left: (identifier) @assign.var right: (call function: [(identifier) (attribute)] @assign.call))
+(as_pattern (call function: [(identifier) (attribute)] @assign.call) alias: (as_pattern_target (identifier) @assign.var))
+"""
+
+_JS_QUERY_COMMON = f"""
+(function_declaration name: (identifier) @def.function) @def
+(generator_function_declaration name: (identifier) @def.function) @def
+(method_definition name: (_) @def.method) @def
+(variable_declarator name: (identifier) @def.function value: {_FUNCTION_VALUES}) @def
+(assignment_expression left: (member_expression) @def.assign right: {_FUNCTION_VALUES}) @def
+(pair key: (property_identifier) @def.function value: {_FUNCTION_VALUES}) @def
+(call_expression function: (_) @call)
+(new_expression constructor: (_) @call)
+(import_statement) @import
+(variable_declarator value: (call_expression function: (identifier) @_req)) @require
+(variable_declarator value: (member_expression object: (call_expression function: (identifier) @_req))) @require
+(call_expression function: (identifier) @_t arguments: (arguments . [(string) (template_string)] @def.test . [(arrow_function) (function_expression)]) (#match? @_t "^(it|test|describe|suite|context|specify)$"))
+(variable_declarator name: (identifier) @assign.var value: (new_expression constructor: [(identifier) (member_expression)] @assign.call))
+(variable_declarator name: (identifier) @assign.var value: (call_expression function: [(identifier) (member_expression)] @assign.call))
+"""
+_JS_CLASS = {"javascript": "(class_declaration name: (identifier) @def.class) @def\n(class name: (identifier) @def.class) @def",
+             "typescript": "(class_declaration name: (type_identifier) @def.class) @def\n"
+                           "(abstract_class_declaration name: (type_identifier) @def.class) @def\n"
+                           "(interface_declaration name: (type_identifier) @def.interface) @def",
+             }
+_JS_CLASS["tsx"] = _JS_CLASS["typescript"]
+
+_local = threading.local()  # compiled queries, per thread like the parsers
+
+
+@dataclass
+class FileGraph:
+    defs: list[list] = field(default_factory=list)
+    calls: list[list] = field(default_factory=list)
+    imports: list[list] = field(default_factory=list)
+    assigns: list[list] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return {"d": self.defs, "c": self.calls, "i": self.imports, "a": self.assigns}
+
+
+def _query(lang: str):
+    cache: dict[str, Any] = getattr(_local, "queries", None) or {}
+    _local.queries = cache
+    if lang not in cache:
+        try:
+            from tree_sitter import Query
+            from tree_sitter_language_pack import get_language
+
+            text = _PY_QUERY if lang == "python" else _JS_QUERY_COMMON + _JS_CLASS[lang]
+            cache[lang] = Query(get_language(lang), text)  # type: ignore[arg-type]
+        except Exception:  # noqa: BLE001 - grammar missing or query rejected: no graph for this language
+            cache[lang] = None
+    return cache[lang]
+
+
+def extract(tree, src: bytes, lang: str) -> FileGraph | None:
+    """The graph of a parsed file, or None for a language without graph rules."""
+    if lang not in GRAPH_LANGUAGES:
+        return None
+    query = _query(lang)
+    if query is None:
+        return None
+    from tree_sitter import QueryCursor
+
+    caps = QueryCursor(query).captures(tree.root_node)
+    return _Builder(src, lang).build(caps)
+
+
+def _text(src: bytes, node: Node) -> str:
+    return src[node.start_byte:node.end_byte].decode("utf-8", "replace")
+
+
+def _within(starts: list[int], spans: list[tuple[int, int]], pos: int) -> int:
+    """Index of the innermost definition span holding byte `pos`, or -1 (module level)."""
+    i = bisect.bisect_right(starts, pos) - 1
+    while i >= 0 and not (spans[i][0] <= pos < spans[i][1]):
+        i -= 1
+    return i
+
+
+def _rows(node: Node) -> tuple[int, int]:
+    lo, hi = node.start_point[0], node.end_point[0]
+    if hi > lo and node.end_point[1] == 0:
+        hi -= 1
+    return lo + 1, hi + 1
+
+
+class _Builder:
+    def __init__(self, src: bytes, lang: str) -> None:
+        self.src, self.lang = src, lang
+        self.py = lang == "python"
+
+    def build(self, caps: dict[str, list[Node]]) -> FileGraph:
+        g = FileGraph()
+        defs = self._defs(caps)
+        spans = [(n.start_byte, n.end_byte) for n, *_ in defs]
+        quals: list[str] = []
+        parents: list[int] = []
+        stack: list[int] = []
+        for i, (node, name, kind, bases) in enumerate(defs):
+            while stack and spans[stack[-1]][1] <= node.start_byte:
+                stack.pop()
+            parent = stack[-1] if stack else -1
+            if parent >= 0 and kind == "function" and g.defs[parent][1] in ("class", "interface"):
+                kind = "method"
+            nest = parent >= 0 and "." not in name and kind != "test" and g.defs[parent][1] != "test"
+            qual = f"{quals[parent]}.{name}" if nest else name
+            quals.append(qual)
+            parents.append(parent)
+            lo, hi = _rows(node)
+            g.defs.append([qual, kind, lo, hi, bases])
+            stack.append(i)
+        g.calls = self._calls(caps.get("call", []), spans)
+        g.assigns = self._assigns(caps.get("assign.var", []), caps.get("assign.call", []), spans)
+        g.imports = self._imports(caps.get("import", []), caps.get("require", []))
+        return g
+
+    # --- definitions ----------------------------------------------------------------------------
+    def _defs(self, caps: dict[str, list[Node]]) -> list[tuple[Node, str, str, list[str]]]:
+        out: dict[tuple, tuple[Node, str, str, list[str]]] = {}
+        for key in ("def.function", "def.class", "def.method", "def.interface", "def.assign", "def.test"):
+            for name_node in caps.get(key, []):
+                node = name_node.parent
+                if node is None:
+                    continue
+                if key == "def.test":  # `it("title", () => {...})`: the title names the test
+                    node = node.parent
+                    name = " ".join(_text(self.src, name_node).strip("'\"`").split())[:200]
+                    if node is None or not name:
+                        continue
+                    kind = "test"
+                elif key == "def.assign":  # `X.prototype.y = function` / `exports.y = ...`
+                    name = self._assigned_name(name_node)
+                    if not name:
+                        continue
+                    kind = "function"
+                else:
+                    name = _text(self.src, name_node)
+                    kind = key.split(".", 1)[1]
+                bases = self._bases(node) if kind == "class" else []
+                if name:
+                    out.setdefault((node.start_byte, node.end_byte, node.type), (node, name, kind, bases))
+        # outer before inner at the same start (decorated or wrapped definitions)
+        return sorted(out.values(), key=lambda t: (t[0].start_byte, -t[0].end_byte))
+
+    def _assigned_name(self, left: Node) -> str:
+        chain = _text(self.src, left)
+        if not _CHAIN.fullmatch(chain):
+            return ""
+        parts = [p.strip() for p in chain.split(".")]
+        if "prototype" in parts:  # Cmd.prototype.parse = function
+            i = parts.index("prototype")
+            return ".".join([*parts[:i], *parts[i + 1:]][-2:])
+        if parts[0] in ("exports", "module") or parts[0] == "this":
+            return parts[-1]
+        return ".".join(parts[-2:])
+
+    def _bases(self, node: Node) -> list[str]:
+        if self.py:
+            sup = node.child_by_field_name("superclasses")
+            if sup is None:
+                return []
+            return [_text(self.src, c) for c in sup.named_children if c.type in ("identifier", "attribute")][:6]
+        out: list[str] = []
+        for child in node.named_children:
+            if child.type == "class_heritage":
+                for n in child.named_children:
+                    target = n.child_by_field_name("value") if n.type == "extends_clause" else n
+                    if target is not None and target.type in ("identifier", "member_expression"):
+                        out.append(_text(self.src, target))
+                    elif n.type == "extends_clause":
+                        out.extend(_text(self.src, c) for c in n.named_children
+                                   if c.type in ("identifier", "member_expression", "type_identifier"))
+        return [b for b in out if _CHAIN.fullmatch(b)][:6]
+
+    # --- calls ------------------------------------------------------------------------------------
+    def _callee(self, fn: Node) -> str:
+        t = fn.type
+        if t in ("identifier", "this"):
+            return _text(self.src, fn)
+        if t in ("attribute", "member_expression"):
+            text = _text(self.src, fn)
+            if _CHAIN.fullmatch(text):
+                return "".join(text.split())
+            obj = fn.child_by_field_name("object")
+            prop = fn.child_by_field_name("attribute" if self.py else "property")
+            if prop is None:
+                return ""
+            name = _text(self.src, prop)
+            if obj is not None and obj.type in ("call", "call_expression"):
+                inner = obj.child_by_field_name("function")
+                if inner is not None and _text(self.src, inner) == "super":
+                    return f"super.{name}"
+            return "." + name
+        if t == "super":
+            return "super"
+        return ""
+
+    def _calls(self, nodes: list[Node], spans: list[tuple[int, int]]) -> list[list]:
+        out: list[list] = []
+        starts = [s for s, _ in spans]
+        for fn in nodes[:MAX_CALLS]:
+            callee = self._callee(fn)
+            if not callee or len(callee) > 200 or callee == "require":
+                continue
+            out.append([callee, fn.start_point[0] + 1, _within(starts, spans, fn.start_byte)])
+        out.sort(key=lambda c: c[1])
+        return out
+
+    def _assigns(self, names: list[Node], calls: list[Node], spans: list[tuple[int, int]]) -> list[list]:
+        starts = [s for s, _ in spans]
+        out: list[list] = []
+        seen: set[tuple] = set()
+        for var, fn in zip(names, calls, strict=False):  # captured pairwise, in match order
+            stmt = var.parent.parent if var.parent is not None and var.parent.parent is not None else var.parent
+            if stmt is None or not stmt.start_byte <= fn.start_byte < stmt.end_byte:
+                continue  # not from the same statement: the pairing is off, leave it out
+            callee = self._callee(fn)
+            if not callee or callee == "require" or not _CHAIN.fullmatch(callee):
+                continue
+            row = [_text(self.src, var), callee, _within(starts, spans, var.start_byte)]
+            if tuple(row) not in seen:
+                seen.add(tuple(row))
+                out.append(row)
+        return out[:MAX_CALLS]
+
+    # --- imports ------------------------------------------------------------------------------------
+    def _imports(self, nodes: list[Node], requires: list[Node]) -> list[list]:
+        out: list[list] = []
+        for node in nodes:
+            line = node.start_point[0] + 1
+            if self.py:
+                out.extend(self._py_import(node, line))
+            else:
+                out.extend(self._js_import(node, line))
+        for node in requires:
+            out.extend(self._require(node))
+        return out
+
+    def _py_import(self, node: Node, line: int) -> list[list]:
+        out: list[list] = []
+        if node.type == "import_statement":
+            for child in node.children_by_field_name("name"):
+                if child.type == "aliased_import":
+                    mod = child.child_by_field_name("name")
+                    alias = child.child_by_field_name("alias")
+                    if mod is not None and alias is not None:
+                        out.append([_text(self.src, alias), _text(self.src, mod), "", line])
+                elif child.type == "dotted_name":
+                    mod = _text(self.src, child)
+                    out.append([mod.split(".", 1)[0], mod.split(".", 1)[0], "", line])
+                    if "." in mod:  # `import a.b` also makes `a.b` reachable
+                        out.append([mod, mod, "", line])
+            return out
+        mod_node = node.child_by_field_name("module_name")
+        module = "".join(_text(self.src, mod_node).split()) if mod_node is not None else ""
+        if any(c.type == "wildcard_import" for c in node.children):
+            return [["*", module, "*", line]]
+        for child in node.children_by_field_name("name"):
+            if child.type == "aliased_import":
+                name = child.child_by_field_name("name")
+                alias = child.child_by_field_name("alias")
+                if name is not None and alias is not None:
+                    out.append([_text(self.src, alias), module, _text(self.src, name), line])
+            elif child.type == "dotted_name":
+                name = _text(self.src, child)
+                out.append([name, module, name, line])
+        return out
+
+    def _js_import(self, node: Node, line: int) -> list[list]:
+        source = node.child_by_field_name("source")
+        if source is None:
+            return []
+        module = _text(self.src, source).strip("'\"`")
+        out: list[list] = []
+        for clause in node.named_children:
+            if clause.type != "import_clause":
+                continue
+            for part in clause.named_children:
+                if part.type == "identifier":
+                    out.append([_text(self.src, part), module, "default", line])
+                elif part.type == "namespace_import":
+                    ident = next((c for c in part.named_children if c.type == "identifier"), None)
+                    if ident is not None:
+                        out.append([_text(self.src, ident), module, "", line])
+                elif part.type == "named_imports":
+                    for spec in part.named_children:
+                        if spec.type != "import_specifier":
+                            continue
+                        name = spec.child_by_field_name("name")
+                        alias = spec.child_by_field_name("alias") or name
+                        if name is not None and alias is not None:
+                            out.append([_text(self.src, alias), module, _text(self.src, name), line])
+        return out
+
+    def _require(self, decl: Node) -> list[list]:
+        value = decl.child_by_field_name("value")
+        target = decl.child_by_field_name("name")
+        if value is None or target is None:
+            return []
+        attr = ""
+        call = value
+        if value.type == "member_expression":
+            prop = value.child_by_field_name("property")
+            attr = _text(self.src, prop) if prop is not None else ""
+            call = value.child_by_field_name("object")
+        fn = call.child_by_field_name("function") if call is not None else None
+        args = call.child_by_field_name("arguments") if call is not None else None
+        if fn is None or _text(self.src, fn) != "require" or args is None:
+            return []
+        lit = next((c for c in args.named_children if c.type == "string"), None)
+        if lit is None:
+            return []
+        module = _text(self.src, lit).strip("'\"`")
+        line = decl.start_point[0] + 1
+        if target.type == "identifier":
+            return [[_text(self.src, target), module, attr, line]]
+        out: list[list] = []
+        if target.type == "object_pattern" and not attr:
+            for p in target.named_children:
+                if p.type == "shorthand_property_identifier_pattern":
+                    name = _text(self.src, p)
+                    out.append([name, module, name, line])
+                elif p.type == "pair_pattern":
+                    k, v = p.child_by_field_name("key"), p.child_by_field_name("value")
+                    if k is not None and v is not None and v.type == "identifier":
+                        out.append([_text(self.src, v), module, _text(self.src, k), line])
+        return out

@@ -1,0 +1,69 @@
+"""Co-change history: for each test file, the source files that changed in the same commits, and when
+each source file last changed. Read by the failure diagnosis (a file that keeps changing with the failing
+test is a suspect). Stdlib only.
+
+Built from one bounded `git log --name-only` (at most MAX_COMMITS commits, no diffs) and kept in the index
+dir as `cochange.json`; later index runs read only the commits since the recorded head (from scratch when
+history was rewritten). Commits touching more than MAX_FILES files (reformatting, renames, vendoring) say
+nothing about which test covers what and are skipped.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from hippo.core import gitutil
+from hippo.core.indexdir import IndexDir, atomic_write
+from hippo.core.pathkind import is_test, reads_as_doc
+
+MAX_COMMITS = 2000
+MAX_FILES = 40
+VERSION = 1
+
+
+def _empty() -> dict:
+    return {"v": VERSION, "head": None, "commits": 0, "pairs": {}, "last": {}}
+
+
+def load(index_dir: Path) -> dict:
+    """The recorded history ({"head", "commits", "pairs": {test: {source: n}}, "last": {source: time}}),
+    or an empty one."""
+    try:
+        data = json.loads(Path(IndexDir(index_dir).cochange).read_text(encoding="utf-8"))
+        if isinstance(data, dict) and data.get("v") == VERSION:
+            return data
+    except (OSError, ValueError):
+        pass
+    return _empty()
+
+
+def update(root: Path, index_dir: Path, head: str | None) -> int:
+    """Bring the history up to `head`; returns how many commits were read."""
+    if not head:
+        return 0
+    data = load(index_dir)
+    if data["head"] == head:
+        return 0
+    base = data["head"]
+    if base and gitutil.is_commit(root, base) and gitutil.is_ancestor(root, base, head):
+        rng = f"{base}..{head}"
+    else:
+        data = _empty()  # history rewritten (or a first run): start over
+        rng = head
+    commits = gitutil.changed_files_log(root, rng, MAX_COMMITS)
+    pairs: dict[str, dict[str, int]] = data["pairs"]
+    last: dict[str, int] = data["last"]
+    for when, files in commits:
+        if len(files) > MAX_FILES:
+            continue
+        tests = [f for f in files if is_test(f)]
+        sources = [f for f in files if not is_test(f) and not reads_as_doc(f)]
+        for s in sources:
+            last[s] = max(last.get(s, 0), when)
+        for t in tests:
+            row = pairs.setdefault(t, {})
+            for s in sources:
+                row[s] = row.get(s, 0) + 1
+    data["head"], data["commits"] = head, data["commits"] + len(commits)
+    atomic_write(Path(IndexDir(index_dir).cochange), json.dumps(data, separators=(",", ":")))
+    return len(commits)

@@ -1,0 +1,145 @@
+"""Suspects for a failing test whose traceback does not show the bug: walk the code graph from the failing
+tests into the code under test (up to MAX_DEPTH calls), then rank what it reaches by named features
+(policy.SUSPECT_WEIGHTS): call distance, how the call was resolved, overlap with the failure's words
+(assertion line, expected/actual values, test name, message), the traceback's frames, and size.
+
+The best become evidence with code (policy.select decides with everything else); the next ones are
+pointers (`<more_candidates>`), each with a short why ("called by test_x, 2 calls down").
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from hippo.core.pathkind import is_test
+from hippo.push.diagnosis import policy, runners
+from hippo.retrieval.codegraph import EXACT, CodeGraph, Def
+
+MAX_DEPTH = 3
+MAX_REACHED = 400  # definitions visited per failure: the walk stays a few milliseconds
+MAX_FANOUT_BY_NAME = 3  # a call resolved by bare name to more definitions than this is not followed
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_STOP = frozenset("self this cls assert assertion expect true false none null undefined return test tests should "
+                  "equal equals error value result def function const let var new await async where object "
+                  "bound method".split())
+_CONSTRUCTORS = ("__init__", "constructor", "__post_init__", "__new__")
+
+
+@dataclass
+class Suspect:
+    d: Def
+    distance: int
+    via: str  # the definition that calls it (the test for distance 1)
+    test: str  # the failing test it was reached from
+    test_path: str
+    how: str  # EXACT or NAME for the call that reached it
+    score: float = 0.0
+    features: dict[str, float] = field(default_factory=dict)
+
+    def why(self) -> str:
+        steps = "1 call down" if self.distance == 1 else f"{self.distance} calls down"
+        if self.distance == 1:
+            return f"called by {self.test}, {steps}"
+        return f"called by {self.via}, {steps} from {self.test}"
+
+
+def words(text: str) -> set[str]:
+    """Lower-case word parts of identifiers and prose (`parseArgs` -> parse, args)."""
+    out: set[str] = set()
+    for w in _WORD.findall(text):
+        for part in _CAMEL.sub("_", w).lower().split("_"):
+            if len(part) >= 3 and part not in _STOP:
+                out.add(part)
+    return out
+
+
+def test_defs(graph: CodeGraph, tests: list[runners.FailingTest], frames: list[tuple[str, int, str]],
+              resolve_path) -> list[Def]:
+    """The failing tests' definitions: by the runner's path and name, else the test frames' enclosing
+    definitions, else a test-file definition with that name."""
+    out: list[Def] = []
+    for t in tests:
+        path = resolve_path(t.path) if t.path else None
+        name = t.name.strip()
+        found = None
+        if path and path in graph.files:
+            found = next((d for d in graph.files[path].defs if d.qual == name or d.qual.endswith("." + name)), None)
+        if found is None and name:
+            found = next((d for d in graph.find(name) if is_test(d.path) or d.kind == "test"), None)
+        if found is not None and found not in out:
+            out.append(found)
+    for path, line, _func in frames:
+        if is_test(path):
+            d = graph.def_at(path, line)
+            while d is not None and d.kind == "class":
+                d = None
+            if d is not None and d not in out:
+                out.append(d)
+    return out[:4]
+
+
+def walk(graph: CodeGraph, starts: list[Def]) -> dict[Def, Suspect]:
+    """Breadth-first over resolved calls from each test, up to MAX_DEPTH; the nearest path wins."""
+    reached: dict[Def, Suspect] = {}
+    frontier: list[tuple[Def, Def, int]] = [(d, d, 0) for d in starts]
+    seen = set(starts)
+    while frontier and len(reached) < MAX_REACHED:
+        nxt: list[tuple[Def, Def, int]] = []
+        for src, test, depth in frontier:
+            if depth >= MAX_DEPTH:
+                continue
+            for _call, found, how in graph.callees(src):
+                if how != EXACT and len(found) > MAX_FANOUT_BY_NAME:
+                    continue
+                targets = list(found)
+                for d in found:
+                    if d.kind == "class":  # building an object runs its constructor
+                        targets.extend(graph.constructors(d))
+                for d in targets:
+                    if d in seen:
+                        continue
+                    seen.add(d)
+                    reached[d] = Suspect(d, depth + 1, src.qual if depth else test.qual, test.qual, test.path, how)
+                    nxt.append((d, test, depth + 1))
+        frontier = nxt
+    return reached
+
+
+RECENT_DAYS = 30  # a file changed within this many days of the newest commit counts as recently changed
+
+
+def rank(suspects: dict[Def, Suspect], clues: set[str], test_words: set[str],
+         frames: list[tuple[str, int, str]], body_of, history: dict | None = None) -> list[Suspect]:
+    """Score each reached definition with policy.SUSPECT_WEIGHTS; best first. `history` is the index's
+    co-change record (index/cochange.py)."""
+    w = policy.SUSPECT_WEIGHTS
+    pairs = (history or {}).get("pairs") or {}
+    last = (history or {}).get("last") or {}
+    newest = max(last.values(), default=0)
+    out = []
+    for s in suspects.values():
+        d = s.d
+        if is_test(d.path) or d.kind in ("class", "interface", "test"):
+            continue  # test helpers and class headers say little; their methods are candidates themselves
+        body = body_of(d)
+        name_words = words(d.qual)
+        body_words = words(body) if body else set()
+        f = {
+            "distance": w["distance"] * (s.distance - 1),
+            "by_name": w["by_name"] if s.how != EXACT else 0.0,
+            "name_clue": w["name_clue"] * min(2, len(name_words & clues)),
+            "name_test": w["name_test"] * min(2, len(name_words & test_words)),
+            "body_clue": w["body_clue"] * min(4, len(body_words & clues)),
+            "frame": w["frame"] if any(p == d.path and d.start <= n <= d.end for p, n, _ in frames) else 0.0,
+            "size": w["size"] * min(1.0, (d.end - d.start + 1) / 80),
+            "private": w["private"] if d.name.startswith("_") and not d.name.startswith("__") else 0.0,
+            "constructor": w["constructor"] if d.name in _CONSTRUCTORS else 0.0,
+            "cochange": w["cochange"] * min(3, pairs.get(s.test_path, {}).get(d.path, 0)),
+            "recent": w["recent"] if newest and newest - last.get(d.path, 0) <= RECENT_DAYS * 86400 else 0.0,
+        }
+        s.features = f
+        s.score = w["base"] + sum(f.values())
+        out.append(s)
+    out.sort(key=lambda s: (-s.score, s.distance, s.d.path, s.d.start))
+    return out

@@ -1,0 +1,466 @@
+"""The repository's code graph at read time: definitions, call sites and imports of every file (as
+chunking.graph extracted them at index time), with names resolved across files.
+
+Resolution of a callee as written at a call site, best first:
+- `self.x` / `this.x` / `cls.x`: a member of the enclosing class or of its bases; `super.x`: of its bases;
+- a name the file defines (the enclosing function's nested definitions, then module level);
+- a name the file imports (`from m import x as y`, `import m as z`, relative imports, JS `import` and
+  `require`), followed through the module's own definitions (`z.f`, `Cls.method`);
+- only when none of these applies, every definition with that last name ("name" resolution).
+Stdlib only: the rows come from `Store.file_graphs()`; `graph_for(store)` caches one graph per table version.
+"""
+from __future__ import annotations
+
+import functools
+import json
+import posixpath
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from hippo.core.pathkind import is_test
+
+EXACT = "exact"  # through the file's own scopes, its imports, or `self`
+NAME = "name"  # by last name only: nothing better was found
+MAX_DEPTH = 6  # re-exports followed (`pkg/__init__.py` -> `pkg/sub/__init__.py` -> ... -> the definition)
+MAX_NAME_MATCHES = 8  # a bare-name fallback with more candidates than this says nothing
+_JS_EXTS = (".js", ".ts", ".tsx", ".mjs", ".cjs", ".jsx", ".mts", ".cts")
+_PY_EXTS = (".py", ".pyi")
+_CTOR = ("__init__", "constructor", "__post_init__", "__new__")
+
+
+@dataclass(frozen=True)
+class Def:
+    path: str
+    qual: str
+    kind: str
+    start: int
+    end: int
+    bases: tuple[str, ...] = ()
+    idx: int = -1  # position in its file's definition list
+
+    @property
+    def name(self) -> str:
+        return self.qual.rsplit(".", 1)[-1]
+
+    def to_dict(self) -> dict:
+        return {"path": self.path, "symbol": self.qual, "kind": self.kind, "start_line": self.start,
+                "end_line": self.end}
+
+
+@dataclass(frozen=True)
+class Call:
+    path: str
+    line: int
+    callee: str
+    within: Def | None  # the innermost definition holding the call (None: module level)
+
+    @property
+    def tail(self) -> str:
+        return self.callee.rsplit(".", 1)[-1]
+
+
+@dataclass
+class _File:
+    path: str
+    defs: list[Def]
+    calls: list[Call]
+    imports: dict[str, tuple[str, str]]  # bound name -> (module, attribute)
+    stars: list[str]
+    by_qual: dict[str, Def] = field(default_factory=dict)
+    assigns: dict[tuple[int, str], str] = field(default_factory=dict)  # (enclosing def idx, variable) -> callee
+    raw: str = ""  # the JSON it was parsed from
+
+
+class CodeGraph:
+    """Every file's graph, with the indexes resolution needs. Build once per table version."""
+
+    def __init__(self, files: dict[str, _File]) -> None:
+        self.files = files
+        self.py_modules: dict[str, list[str]] = {}
+        for path in files:
+            if path.endswith(_PY_EXTS):
+                dotted = path.rsplit(".", 1)[0].replace("/", ".")
+                if dotted.endswith(".__init__"):
+                    dotted = dotted[: -len(".__init__")]
+                parts = dotted.split(".")
+                for k in range(len(parts)):
+                    self.py_modules.setdefault(".".join(parts[k:]), []).append(path)
+        for paths in self.py_modules.values():
+            paths.sort(key=lambda p: (p.endswith(".pyi"), p.count("/"), p))
+
+    # The repository-wide indexes are built on first use: resolving a failing test's calls through its
+    # imports needs none of them, so a new table version costs only what a question asks for.
+    @functools.cached_property
+    def by_name(self) -> dict[str, list[Def]]:
+        out: dict[str, list[Def]] = {}
+        for f in self.files.values():
+            for d in f.defs:
+                out.setdefault(d.name, []).append(d)
+        return out
+
+    @functools.cached_property
+    def calls_by_tail(self) -> dict[str, list[Call]]:
+        out: dict[str, list[Call]] = {}
+        for f in self.files.values():
+            for c in f.calls:
+                out.setdefault(c.tail, []).append(c)
+        return out
+
+    @functools.cached_property
+    def aliases(self) -> dict[str, set[str]]:
+        """Imported name -> the names it is bound to (`import {a as b}`, `from m import a as b`)."""
+        out: dict[str, set[str]] = {}
+        for f in self.files.values():
+            for bound, (_module, attr) in f.imports.items():
+                if attr and attr not in ("default", bound):
+                    out.setdefault(attr, set()).add(bound.rsplit(".", 1)[-1])
+        return out
+
+    @classmethod
+    def from_rows(cls, rows: dict[str, str], previous: CodeGraph | None = None) -> CodeGraph:
+        """The graph of `rows` (path -> graph JSON); files whose JSON is unchanged since `previous` are
+        reused, not parsed again (an edit re-parses one file, not the repository)."""
+        files: dict[str, _File] = {}
+        old = previous.files if previous is not None else {}
+        for path, raw in rows.items():
+            prev = old.get(path)
+            if prev is not None and prev.raw == raw:
+                files[path] = prev
+                continue
+            try:
+                data = json.loads(raw)
+            except (TypeError, ValueError):
+                continue
+            files[path] = _parse(path, data, raw)
+        return cls(files)
+
+    # --- definitions by name -------------------------------------------------------------------
+    def find(self, name: str) -> list[Def]:
+        """Definitions `name` refers to, best first. `name` may be bare (`parse`), qualified by its class
+        (`Command.parse`) or by its module (`pkg.mod.Cls.method`, `pkg/mod.py:func`)."""
+        name = name.strip().removesuffix("()")
+        if ":" in name:  # path:qual
+            path, _, qual = name.partition(":")
+            f = self.files.get(path)
+            d = f.by_qual.get(qual) if f else None
+            return [d] if d else []
+        parts = [p for p in re.split(r"[.#]|::", name) if p]
+        if not parts:
+            return []
+        scored: dict[Def, tuple] = {}
+
+        def add(d: Def, score: int) -> None:
+            key = (score, *_plain(d))
+            if d not in scored or scored[d] < key:
+                scored[d] = key
+
+        for k in range(1, len(parts)):
+            module, qual = ".".join(parts[:k]), ".".join(parts[k:])
+            for path in self.py_modules.get(module, []):
+                d = self.files[path].by_qual.get(qual)
+                if d is not None:
+                    add(d, 4)
+        joined = ".".join(parts)
+        for d in self.by_name.get(parts[-1], []):
+            if d.qual == joined:
+                add(d, 3)
+            elif len(parts) > 1 and d.qual.endswith("." + joined):
+                add(d, 2)
+            elif len(parts) == 1:
+                add(d, 1)
+        best = sorted(scored, key=lambda d: scored[d], reverse=True)
+        return best
+
+    # --- resolution ----------------------------------------------------------------------------------
+    def resolve(self, call: Call) -> tuple[list[Def], str]:
+        """The definitions a call site reaches and how they were found (EXACT or NAME)."""
+        f = self.files.get(call.path)
+        if f is None:
+            return [], NAME
+        parts = call.callee.split(".")
+        if not parts[0]:  # `f().x`: an unknown receiver
+            return self._by_name(parts[-1], method=True), NAME
+        head = parts[0]
+        if head in ("cls", "self") and len(parts) == 1:  # `cls(...)` in a classmethod
+            cls = self._enclosing_class(f, call.within)
+            return ([cls], EXACT) if cls is not None else ([], NAME)
+        if head in ("self", "this", "cls") and len(parts) >= 2:
+            cls = self._enclosing_class(f, call.within)
+            if cls is not None:
+                found = self._walk([cls], parts[1:], f)
+                if found:
+                    return found, EXACT
+            return self._by_name(parts[-1], method=True), NAME
+        if head == "super" and len(parts) == 2:
+            cls = self._enclosing_class(f, call.within)
+            found = [m for b in (self._bases(cls) if cls else []) for m in self._member(b, parts[1])]
+            return (found, EXACT) if found else (self._by_name(parts[1], method=True), NAME)
+        found = self._lookup(f, parts, call.within)
+        if found:
+            return found, EXACT
+        if len(parts) > 1:  # `svc.validate()` after `svc = AuthService(...)`: a method of that class
+            found = self._instance_member(f, parts, call)
+            if found:
+                return found, EXACT
+        return self._by_name(parts[-1], method=len(parts) > 1), NAME
+
+    def _instance_member(self, f: _File, parts: list[str], call: Call) -> list[Def]:
+        scopes = [call.within.idx if call.within is not None else -1, -1]
+        for w in scopes:
+            made_by = f.assigns.get((w, parts[0]))
+            if made_by is None:
+                continue
+            classes = [d for d in self._lookup(f, made_by.split("."), call.within) if d.kind == "class"]
+            found = self._walk(classes, parts[1:], f) if classes else []
+            if found:
+                return found
+        return []
+
+    def callees(self, d: Def) -> list[tuple[Call, list[Def], str]]:
+        f = self.files.get(d.path)
+        if f is None:
+            return []
+        return [(c, *self.resolve(c)) for c in f.calls if c.within == d]
+
+    def callers(self, targets: Iterable[Def], exact_only: bool = False) -> list[tuple[Call, str]]:
+        """Call sites that resolve to any of `targets` (a class counts for its constructor too)."""
+        wanted = set(targets)
+        tails = {d.name for d in wanted}
+        for d in list(wanted):
+            if d.name in _CTOR and "." in d.qual:  # `Cls()` calls `Cls.__init__`
+                owner = self.files[d.path].by_qual.get(d.qual.rsplit(".", 1)[0]) if d.path in self.files else None
+                if owner is not None:
+                    wanted.add(owner)
+                    tails.add(owner.name)
+        for tail in list(tails):
+            tails |= self.aliases.get(tail, set())
+        out: list[tuple[Call, str]] = []
+        for tail in tails:
+            for c in self.calls_by_tail.get(tail, []):
+                found, how = self.resolve(c)
+                if how == NAME and (exact_only or len(found) > MAX_NAME_MATCHES):
+                    continue
+                if wanted.intersection(found):
+                    out.append((c, how))
+        out.sort(key=lambda t: (t[1] != EXACT, t[0].path, t[0].line))
+        return out
+
+    def constructors(self, cls: Def) -> list[Def]:
+        f = self.files.get(cls.path)
+        if f is None:
+            return []
+        return [d for n in _CTOR if (d := f.by_qual.get(f"{cls.qual}.{n}")) is not None]
+
+    def def_at(self, path: str, line: int) -> Def | None:
+        """The innermost definition of `path` holding `line`."""
+        f = self.files.get(path)
+        if f is None:
+            return None
+        best = None
+        for d in f.defs:
+            if d.start <= line <= d.end and (best is None or d.end - d.start <= best.end - best.start):
+                best = d
+        return best
+
+    # --- helpers ---------------------------------------------------------------------------------------
+    def _by_name(self, name: str, method: bool) -> list[Def]:
+        found = self.by_name.get(name, [])
+        if method:
+            found = [d for d in found if "." in d.qual or d.kind == "method"] or found
+        else:
+            found = [d for d in found if "." not in d.qual] or found
+        return sorted(found, key=_plain, reverse=True)
+
+    def _enclosing_class(self, f: _File, within: Def | None) -> Def | None:
+        if within is None:
+            return None
+        parts = within.qual.split(".")
+        for k in range(len(parts) - 1, 0, -1):
+            d = f.by_qual.get(".".join(parts[:k]))
+            if d is not None and d.kind in ("class", "interface"):
+                return d
+        # JS `Cmd.prototype.parse = function`: the qual names the class without nesting
+        owner = f.by_qual.get(parts[0]) if len(parts) > 1 else None
+        if owner is None and len(parts) > 1:
+            owner = next(iter(self._lookup(f, parts[:1], None)), None)
+        return owner if owner is not None and owner.kind in ("class", "interface", "function") else None
+
+    def _bases(self, cls: Def, seen: int = 0) -> list[Def]:
+        f = self.files.get(cls.path)
+        if f is None or seen > 3:
+            return []
+        out: list[Def] = []
+        for b in cls.bases:
+            out.extend(d for d in self._lookup(f, b.split("."), None) if d.kind in ("class", "interface", "function"))
+        return out
+
+    def _member(self, cls: Def, name: str, depth: int = 0) -> list[Def]:
+        f = self.files.get(cls.path)
+        if f is None or depth > 3:
+            return []
+        d = f.by_qual.get(f"{cls.qual}.{name}")
+        if d is not None:
+            return [d]
+        for base in self._bases(cls, depth):
+            found = self._member(base, name, depth + 1)
+            if found:
+                return found
+        return []
+
+    def _walk(self, things: list, rest: list[str], f: _File) -> list[Def]:
+        """Follow `rest` (attribute names) from definitions or module file lists."""
+        for part in rest:
+            nxt: list = []
+            for t in things:
+                if isinstance(t, Def):
+                    nxt.extend(self._member(t, part))
+                else:  # a module: its file paths
+                    nxt.extend(self._module_member(t, part))
+            things = nxt
+            if not things:
+                return []
+        out = [t for t in things if isinstance(t, Def)]
+        return out
+
+    def _module_member(self, paths: tuple[str, ...], name: str) -> list:
+        out: list = []
+        for p in paths:
+            f = self.files.get(p)
+            if f is None:
+                continue
+            d = f.by_qual.get(name)
+            if d is not None:
+                out.append(d)
+            else:  # re-exported (`from .core import parse`, `from .generators import *` in __init__.py)
+                out.extend(self._lookup(f, [name], None, depth=1))
+        if not out and paths and paths[0].endswith(_PY_EXTS):  # a submodule
+            sub = self._py_module_files(paths[0], "." + name, package=True)
+            if sub:
+                out.append(tuple(sub))
+        return out
+
+    def _lookup(self, f: _File, parts: list[str], within: Def | None, depth: int = 0) -> list[Def]:
+        """Resolve a dotted name as written in file `f` (scope, then imports, then star imports)."""
+        head = parts[0]
+        scopes = within.qual.split(".") if within is not None else []
+        for k in range(len(scopes), -1, -1):
+            qual = ".".join([*scopes[:k], head])
+            d = f.by_qual.get(qual)
+            if d is not None:
+                return self._walk([d], parts[1:], f) if len(parts) > 1 else [d]
+        if depth > MAX_DEPTH:
+            return []
+        for k in range(len(parts), 0, -1):
+            bound = ".".join(parts[:k])
+            if bound in f.imports:
+                module, attr = f.imports[bound]
+                start = self._imported(f, module, attr, bound, depth)
+                if start:
+                    return self._walk(start, parts[k:], f) if k < len(parts) else \
+                        [t for t in start if isinstance(t, Def)]
+        for module in reversed(f.stars):  # the last star import of a name wins
+            for p in self._module_files(f.path, module):
+                g = self.files.get(p)
+                if g is not None and g is not f:
+                    found = self._lookup(g, parts[:1], None, depth + 1)
+                    if found:
+                        return self._walk(found, parts[1:], g) if len(parts) > 1 else found
+        return []
+
+    def _imported(self, f: _File, module: str, attr: str, bound: str, depth: int) -> list:
+        paths = self._module_files(f.path, module)
+        if not attr:
+            return [tuple(paths)] if paths else []
+        out: list = []
+        for p in paths:
+            g = self.files.get(p)
+            if g is None:
+                continue
+            name = bound if attr == "default" else attr
+            d = g.by_qual.get(name)
+            if d is not None:
+                out.append(d)
+            elif g is not f:  # re-exported by an import or a star import
+                out.extend(self._lookup(g, [name], None, depth + 1))
+            elif attr == "default":
+                tops = [x for x in g.defs if "." not in x.qual and x.kind in ("class", "function")]
+                if len(tops) == 1:
+                    out.append(tops[0])
+        if not out and f.path.endswith(_PY_EXTS):  # `from pkg import submodule`
+            sub = self._module_files(f.path, module + ("." if module.endswith(".") else ".") + attr)
+            if sub:
+                out.append(tuple(sub))
+        return out
+
+    def _module_files(self, path: str, module: str) -> list[str]:
+        if path.endswith(_PY_EXTS):
+            return self._py_module_files(path, module)
+        return self._js_module_files(path, module)
+
+    def _py_module_files(self, path: str, module: str, package: bool = False) -> list[str]:
+        if not module.startswith("."):
+            return self.py_modules.get(module, [])[:3]
+        level = len(module) - len(module.lstrip("."))
+        rest = module[level:]
+        base = posixpath.dirname(path)
+        if package and posixpath.basename(path) != "__init__.py":  # a submodule of a module file: none
+            base = path.rsplit(".", 1)[0]
+        for _ in range(level - 1):
+            base = posixpath.dirname(base)
+        stem = posixpath.join(base, *rest.split(".")) if rest else base
+        out = [c for c in (f"{stem}.py", f"{stem}/__init__.py", f"{stem}.pyi", f"{stem}/__init__.pyi")
+               if c in self.files]
+        return out
+
+    def _js_module_files(self, path: str, module: str) -> list[str]:
+        if not module.startswith("."):
+            return []
+        stem = posixpath.normpath(posixpath.join(posixpath.dirname(path), module))
+        if stem in self.files:
+            return [stem]
+        bare = stem.rsplit(".", 1)[0] if stem.endswith((".js", ".mjs", ".cjs")) else stem  # TS imports `./x.js`
+        for ext in _JS_EXTS:
+            for cand in (bare + ext, f"{stem}/index{ext}"):
+                if cand in self.files:
+                    return [cand]
+        return []
+
+
+def _plain(d: Def) -> tuple:
+    """Sort key part: code before tests and stubs, shallower paths first (higher is better)."""
+    return (not is_test(d.path), not d.path.endswith((".pyi", ".d.ts")), "." not in d.qual,
+            -d.path.count("/"), -len(d.path))
+
+
+def _parse(path: str, data: dict, raw: str = "") -> _File:
+    defs = [Def(path, str(q), str(k), int(a), int(b), tuple(bases or ()), i)
+            for i, (q, k, a, b, bases) in enumerate(data.get("d", []))]
+    calls = [Call(path, int(line), str(callee), defs[w] if 0 <= w < len(defs) else None)
+             for callee, line, w in data.get("c", [])]
+    imports: dict[str, tuple[str, str]] = {}
+    stars: list[str] = []
+    for bound, module, attr, _line in data.get("i", []):
+        if attr == "*":
+            stars.append(module)
+        else:
+            imports.setdefault(bound, (module, attr))
+    by_qual: dict[str, Def] = {}
+    for d in defs:
+        by_qual.setdefault(d.qual, d)
+    assigns = {(int(w), str(var)): str(callee) for var, callee, w in data.get("a", [])}
+    return _File(path, defs, calls, imports, stars, by_qual, assigns, raw)
+
+
+_CACHE_ATTR = "_code_graph"
+
+
+def graph_for(store) -> CodeGraph:
+    """The code graph of the store's open table version, built once per version and kept on the store."""
+    version = store.table_version()
+    cached = getattr(store, _CACHE_ATTR, None)
+    if cached is not None and cached[0] == version:
+        return cached[1]
+    graph = CodeGraph.from_rows(store.file_graphs(), cached[1] if cached is not None else None)
+    setattr(store, _CACHE_ATTR, (version, graph))
+    return graph

@@ -1,0 +1,273 @@
+"""The code graph: extraction per language (definitions, calls, imports), resolution across files, and
+the graph column kept in step with the chunks by the indexer (edit, delete, rename)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from hippo.index.chunking import chunk_file
+from hippo.index.embedding.fake import FakeEmbedder
+from hippo.index.indexer import index_repo
+from hippo.index.state import load_state
+from hippo.index.store import Store
+from hippo.retrieval.codegraph import EXACT, NAME, CodeGraph
+from repo_helpers import git, write_files
+
+
+def graph_of(path: str, text: str) -> dict:
+    out: list = []
+    chunk_file(path, text, graph=out)
+    assert out, f"no graph for {path}"
+    return out[0].to_json()
+
+
+PY = '''\
+from .util import helper as h
+from pkg import core
+import os.path
+import json as j
+
+
+class Base:
+    def shared(self):
+        return 1
+
+
+class Parser(Base):
+    def parse(self, text):
+        self.tokenize(text)
+        h(text)
+        core.run(text).strip()
+        super().shared()
+        return j.loads(text)
+
+    def tokenize(self, text):
+        def inner():
+            return os.path.join("a", "b")
+        return inner()
+
+
+def top():
+    return Parser().parse("x")
+'''
+
+
+def test_python_definitions_calls_imports():
+    g = graph_of("pkg/parser.py", PY)
+    defs = {d[0]: (d[1], d[2], d[3], d[4]) for d in g["d"]}
+    assert defs["Parser"] == ("class", 12, 23, ["Base"])
+    assert defs["Parser.parse"][:3] == ("method", 13, 18)
+    assert defs["Parser.tokenize.inner"][0] == "function"
+    assert defs["top"][:3] == ("function", 26, 27)
+    calls = {(c[0], c[1]): g["d"][c[2]][0] if c[2] >= 0 else "" for c in g["c"]}
+    assert calls[("self.tokenize", 14)] == "Parser.parse"
+    assert calls[("h", 15)] == "Parser.parse"
+    assert calls[("core.run", 16)] == "Parser.parse"
+    assert calls[(".strip", 16)] == "Parser.parse"  # a receiver that is not a plain chain
+    assert calls[("super.shared", 17)] == "Parser.parse"
+    assert calls[("os.path.join", 22)] == "Parser.tokenize.inner"
+    assert calls[("inner", 23)] == "Parser.tokenize"
+    imports = {(i[0], i[1], i[2]) for i in g["i"]}
+    assert {("h", ".util", "helper"), ("core", "pkg", "core"), ("os", "os", ""),
+            ("j", "json", "")} <= imports
+
+
+JS = '''\
+import Default, {a as b, c} from "./m";
+import * as ns from "../n";
+const {x, y: z} = require("./r");
+const Cmd = require("./cmd").Command;
+
+export class K extends Base {
+  foo(v) { this.bar(v); new Thing(); ns.baz(); }
+  bar(v) { return b(v); }
+}
+export const f = (q) => g(q);
+exports.h = function () { inner(); };
+Cmd.prototype.p = function () { return this.s(); };
+'''
+
+
+@pytest.mark.parametrize("path", ["src/k.js", "src/k.ts"])
+def test_javascript_and_typescript(path):
+    g = graph_of(path, JS)
+    defs = {d[0]: d[1] for d in g["d"]}
+    assert defs["K"] == "class" and defs["K.foo"] == "method" and defs["K.bar"] == "method"
+    assert defs["f"] == "function" and defs["h"] == "function" and defs["Cmd.p"] == "function"
+    assert [d[4] for d in g["d"] if d[0] == "K"] == [["Base"]]
+    calls = {(c[0], g["d"][c[2]][0] if c[2] >= 0 else "") for c in g["c"]}
+    assert {("this.bar", "K.foo"), ("Thing", "K.foo"), ("ns.baz", "K.foo"), ("b", "K.bar"), ("g", "f"),
+            ("inner", "h"), ("this.s", "Cmd.p")} <= calls
+    imports = {(i[0], i[1], i[2]) for i in g["i"]}
+    assert {("Default", "./m", "default"), ("b", "./m", "a"), ("c", "./m", "c"), ("ns", "../n", ""),
+            ("x", "./r", "x"), ("z", "./r", "y"), ("Cmd", "./cmd", "Command")} <= imports
+
+
+def test_no_graph_for_languages_without_rules():
+    out: list = []
+    chunk_file("a.md", "# hi\n\ntext\n", graph=out)
+    assert out == []
+
+
+def _graph(files: dict[str, str]) -> CodeGraph:
+    return CodeGraph.from_rows({p: json.dumps(graph_of(p, t)) for p, t in files.items()})
+
+
+PKG = {
+    "pkg/__init__.py": "from .core import run\n",
+    "pkg/core.py": "def run(x):\n    return _step(x)\n\n\ndef _step(x):\n    return x\n\n\nclass Engine:\n"
+                   "    def start(self):\n        return run(1)\n",
+    "pkg/util.py": "def helper(t):\n    return t\n\n\ndef run(x):\n    return 'other run'\n",
+    "pkg/parser.py": PY,
+    "tests/test_parser.py": "from pkg.parser import Parser\nfrom pkg import core as c\n\n\n"
+                            "def test_parse():\n    assert Parser().parse('x') == 1\n    c.run(2)\n    c.Engine().start()\n",
+}
+
+
+def test_resolution_through_imports_self_and_relative_paths():
+    g = _graph(PKG)
+    parse = g.find("Parser.parse")[0]
+    got = {c.callee: ([(d.path, d.qual) for d in found], how) for c, found, how in g.callees(parse)}
+    assert got["self.tokenize"] == ([("pkg/parser.py", "Parser.tokenize")], EXACT)
+    assert got["h"] == ([("pkg/util.py", "helper")], EXACT)  # from .util import helper as h
+    assert got["core.run"] == ([("pkg/core.py", "run")], EXACT)  # not pkg/util.py's run
+    assert got["super.shared"] == ([("pkg/parser.py", "Base.shared")], EXACT)
+    assert got["j.loads"] == ([], NAME)  # the standard library is not in the repo
+    test = g.find("test_parse")[0]
+    got = {c.callee: [(d.path, d.qual) for d in found] for c, found, _ in g.callees(test)}
+    assert got["c.run"] == [("pkg/core.py", "run")]
+    assert got["c.Engine"] == [("pkg/core.py", "Engine")]
+    assert got[".start"] == [("pkg/core.py", "Engine.start")]  # unknown receiver: by name, methods only
+
+
+def test_a_variable_holds_an_instance_of_the_class_it_was_built_from():
+    g = _graph({**PKG, "tests/test_engine.py": "from pkg.core import Engine\n\n\ndef test_start():\n"
+                                                "    eng = Engine()\n    assert eng.start() == 1\n"})
+    got = {c.callee: ([d.qual for d in found], how) for c, found, how in g.callees(g.find("test_start")[0])}
+    assert got["eng.start"] == (["Engine.start"], EXACT)
+
+
+def test_find_qualified_names_and_callers():
+    g = _graph(PKG)
+    assert [(d.path, d.qual) for d in g.find("pkg.core.run")][:1] == [("pkg/core.py", "run")]
+    assert [(d.path, d.qual) for d in g.find("pkg.util.run")][:1] == [("pkg/util.py", "run")]
+    assert [d.qual for d in g.find("pkg.parser.Parser.tokenize")] == ["Parser.tokenize"]
+    callers = {(c.path, c.within.qual if c.within else "") for c, _ in g.callers(g.find("pkg.core.run")[:1])}
+    # its own module (Engine.start), `core.run` after `from pkg import core`, `c.run` in the test; never
+    # pkg/util.py's `run`, which shares the name
+    assert callers == {("pkg/core.py", "Engine.start"), ("pkg/parser.py", "Parser.parse"),
+                       ("tests/test_parser.py", "test_parse")}
+    step = g.find("_step")[0]
+    assert [(c.within.qual, how) for c, how in g.callers([step])] == [("run", EXACT)]
+
+
+def test_js_resolution_through_import_and_require():
+    g = _graph({
+        "lib/cmd.js": "class Command {\n  parse(a) { return this._prepare(a); }\n  _prepare(a) { return split(a); }\n}\n"
+                      "function split(a) { return a; }\nexports.Command = Command;\n",
+        "lib/index.ts": "import { Command as C } from './cmd.js';\nexport function make() { return new C(); }\n",
+        "test/cmd.test.js": "const { Command } = require('../lib/cmd');\n"
+                            "test('x', () => { const c = new Command(); c.parse([]); });\n",
+    })
+    prep = g.find("Command._prepare")[0]
+    assert [(c.within.qual, how) for c, how in g.callers([prep])] == [("Command.parse", EXACT)]
+    make = g.find("make")[0]
+    assert [[d.qual for d in found] for c, found, _ in g.callees(make)] == [["Command"]]
+    cls = g.find("Command")[0]
+    assert {c.path for c, _ in g.callers([cls])} == {"lib/index.ts", "test/cmd.test.js"}
+
+
+def _store(root: Path) -> Store:
+    return Store(root / ".hippo", load_state(root / ".hippo").dim)
+
+
+def test_graph_follows_edits_deletes_and_renames(git_repo):
+    root = git_repo({"a.py": "def alpha():\n    return beta()\n\n\ndef beta():\n    return 1\n",
+                     "b.py": "from a import alpha\n\n\ndef gamma():\n    return alpha()\n",
+                     "README.md": "# readme\n"})
+    index_repo(root, embedder=FakeEmbedder())
+    st = _store(root)
+    graphs = st.file_graphs()
+    assert set(graphs) == {"a.py", "b.py"}
+    assert [d[0] for d in json.loads(graphs["a.py"])["d"]] == ["alpha", "beta"]
+    st.close()
+    write_files(root, {"a.py": "def alpha():\n    return delta()\n\n\ndef delta():\n    return 2\n"})
+    git(root, "mv", "b.py", "c.py")
+    index_repo(root, embedder=FakeEmbedder())
+    st = _store(root)
+    graphs = st.file_graphs()
+    assert set(graphs) == {"a.py", "c.py"}
+    assert [d[0] for d in json.loads(graphs["a.py"])["d"]] == ["alpha", "delta"]
+    from hippo.retrieval.codegraph import graph_for
+
+    g = graph_for(st)
+    assert [(c.path, c.within.qual) for c, _ in g.callers(g.find("alpha"))] == [("c.py", "gamma")]
+    st.close()
+    (root / "a.py").unlink()
+    index_repo(root, embedder=FakeEmbedder())
+    st = _store(root)
+    assert set(st.file_graphs()) == {"c.py"}
+    st.close()
+
+
+def test_an_index_from_before_the_graph_gets_one(git_repo):
+    root = git_repo({"a.py": "def alpha():\n    return 1\n"})
+    index_repo(root, embedder=FakeEmbedder())
+    state_file = root / ".hippo" / "state.json"
+    data = json.loads(state_file.read_text())
+    data.pop("graph_version")  # as written before the graph existed
+    state_file.write_text(json.dumps(data))
+    st = _store(root)
+    st.chunks().drop_columns(["graph"])
+    st.close()
+    report = index_repo(root, embedder=FakeEmbedder())
+    assert report.files_changed == 1 and report.chunks_embedded == 0  # re-read, vectors reused
+    st = _store(root)
+    assert set(st.file_graphs()) == {"a.py"}
+    st.close()
+
+
+def test_def_callers_callees_cli(git_repo):
+    from repo_helpers import hippo_in_process
+
+    root = git_repo({**PKG})
+    index_repo(root, embedder=FakeEmbedder())
+    env = {"HIPPO_MODEL": "fake"}
+    res = hippo_in_process(["def", "pkg.core.run", "-C", str(root)], env=env)
+    assert res.returncode == 0
+    first = res.stdout.decode().splitlines()[0]
+    assert first.startswith("1. pkg/core.py:1-2  run  (function)")
+    res = hippo_in_process(["callers", "pkg.core.run", "-C", str(root), "-f", "json"], env=env)
+    data = json.loads(res.stdout)
+    assert data["definitions"][0]["path"] == "pkg/core.py"
+    assert {(r["path"], r["symbol"], r["resolved"]) for r in data["results"]} == {
+        ("pkg/core.py", "Engine.start", EXACT), ("pkg/parser.py", "Parser.parse", EXACT),
+        ("tests/test_parser.py", "test_parse", EXACT)}
+    assert all(r["text"].strip() and "run(" in r["text"] for r in data["results"])
+    res = hippo_in_process(["callees", "Engine.start", "-C", str(root), "-f", "xml"], env=env)
+    assert '<target path="pkg/core.py" lines="1-2" symbol="run"/>' in res.stdout.decode()
+    res = hippo_in_process(["callers", "no_such_name", "-C", str(root)], env=env)
+    assert res.returncode == 1 and "No definition named" in res.stdout.decode()
+
+
+def test_cochange_history_is_built_then_extended_incrementally(git_repo):
+    from hippo.index import cochange
+
+    root = git_repo({"src/a.py": "def a():\n    return 1\n", "tests/test_a.py": "def test_a():\n    pass\n"})
+    write_files(root, {"src/b.py": "def b():\n    return 2\n"})
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "b alone")
+    index_repo(root, embedder=FakeEmbedder())
+    data = cochange.load(root / ".hippo")
+    assert data["commits"] == 2 and data["pairs"] == {"tests/test_a.py": {"src/a.py": 1}}
+    assert set(data["last"]) == {"src/a.py", "src/b.py"}
+    write_files(root, {"src/a.py": "def a():\n    return 3\n", "src/c.py": "def c():\n    return 4\n",
+                       "tests/test_a.py": "def test_a():\n    assert True\n"})
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "a and c with its test")
+    index_repo(root, embedder=FakeEmbedder())
+    data = cochange.load(root / ".hippo")
+    assert data["commits"] == 3  # only the new commit was read
+    assert data["pairs"] == {"tests/test_a.py": {"src/a.py": 2, "src/c.py": 1}}
