@@ -23,6 +23,8 @@ CORPORA = (
     Corpus("rich", "Textualize/rich", "42899d8a0a96b121a514516f4be9db44ff7aeaf3", "python"),
     Corpus("axios", "axios/axios", "23a25af0688d1db2c396deb09229d2271cc24f6c", "javascript"),
     Corpus("got", "sindresorhus/got", "d00d845a0b435365ec73ea5a1fca6e17ee677184", "typescript"),
+    Corpus("cobra", "spf13/cobra", "adbc8813901bba65827259daa8e22ff94ec1f30e", "go"),
+    Corpus("fd", "sharkdp/fd", "ee20f426ddf338ac7ead5c5f00ea49258005caaf", "rust"),
 )
 
 

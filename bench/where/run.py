@@ -9,7 +9,11 @@ embedded, so reruns embed almost nothing), then ask every system the commit mess
 
 - `hippo`: the MCP `search_codebase` answer from this checkout's lib/ (bench/where/worker.py);
 - `hippo@REF`: the same from a baseline ref's lib/ (default: the commit before the candidates work), same index;
-- `bm25-file`: Okapi BM25 over whole files (the files hippo indexed), top 10 files returned whole.
+- `bm25-file`: Okapi BM25 over whole files (the files hippo indexed), top 10 files returned whole;
+- `bm25s-file`: the strong baseline (bench/where/baselines.py): bm25s over whole files with code-aware tokens
+  (camelCase / snake_case parts, stop words dropped) plus path tokens.
+
+Tasks carry a split (tasks.split_of: a third held out by commit hash); `--split tune|heldout|all` picks them.
 
 Metrics, from the answer text: recall@10 over the distinct files it names (result snippets and candidate
 pointers, in that order), MRR@10, and its character count. Prints one table; writes per-task JSON lines and a
@@ -34,6 +38,7 @@ if str(REPO) not in sys.path:
 
 from bench.where import answer, corpora  # noqa: E402
 from bench.where import tasks as taskgen  # noqa: E402
+from bench.where.baselines import StrongBM25Files  # noqa: E402
 
 BASELINE_REF = "49402fa90fc321b77266ab81f197b5f0d29ea4d8"  # main before candidates / file-level ranking
 K = 10
@@ -98,13 +103,14 @@ def checkout(root: Path, commit: str) -> None:
     git(root, "clean", "-fdq", "-e", ".hippo")
 
 
-def run_corpus(corpus, repos: Path, cache: Path, n: int, workers: list[Worker], embedder) -> list[dict]:
+def run_corpus(corpus, repos: Path, cache: Path, n: int, workers: list[Worker], embedder,
+               split: str = "all") -> list[dict]:
     from hippo.core.config import load_settings
     from hippo.index.indexer import index_repo
     from hippo.index.state import load_state
 
     src = corpora.git_dir(repos, corpus)
-    tasks = taskgen.build(src, corpus.name, corpus.head, n)
+    tasks = [t for t in taskgen.build(src, corpus.name, corpus.head, n) if split in ("all", t.split)]
     root = cache / "corpora" / corpus.name
     prepare_clone(src, root)
     rows = []
@@ -127,6 +133,10 @@ def run_corpus(corpus, repos: Path, cache: Path, n: int, workers: list[Worker], 
         tic = time.perf_counter()
         files, chars = bm25_files(root, indexed, t.query)
         row["systems"]["bm25-file"] = {"files": files, "chars": chars, "ms": round((time.perf_counter() - tic) * 1000, 1)}
+        tic = time.perf_counter()
+        found = StrongBM25Files(root, indexed).search(t.query)
+        row["systems"]["bm25s-file"] = {"files": [p for p, _ in found], "chars": sum(c for _, c in found),
+                                        "ms": round((time.perf_counter() - tic) * 1000, 1)}
         for s in row["systems"].values():
             s["recall10"] = answer.recall_at(s["files"], t.gold, K)
             s["mrr10"] = answer.mrr_at(s["files"], t.gold, K)
@@ -162,6 +172,7 @@ def main() -> None:
     ap.add_argument("--corpora", default=",".join(c.name for c in corpora.CORPORA))
     ap.add_argument("--n", type=int, default=45, help="tasks per corpus")
     ap.add_argument("--baseline-ref", default=BASELINE_REF, help="hippo ref to compare with ('' to skip)")
+    ap.add_argument("--split", default="all", choices=("all", "tune", "heldout"))
     a = ap.parse_args()
     cache = Path(a.cache).expanduser()
     out = Path(a.out or cache / "results")
@@ -178,7 +189,7 @@ def main() -> None:
     try:
         for c in wanted:
             log(f"{c.name}: {c.repo} @ {c.head[:12]}")
-            by_corpus[c.name] = rows = run_corpus(c, Path(a.repos), cache, a.n, workers, embedder)
+            by_corpus[c.name] = rows = run_corpus(c, Path(a.repos), cache, a.n, workers, embedder, a.split)
             with open(out / f"{c.name}.jsonl", "w", encoding="utf-8") as fh:
                 for r in rows:
                     fh.write(json.dumps(r) + "\n")

@@ -29,9 +29,9 @@ DEFAULT_SPEC_GLOBS = (
 
 # Settings a repository's own files may not choose: where hippo writes and deletes (index_dir), what remote
 # it talks to (shared_index) and what it downloads (model). A cloned repo is untrusted input; these come
-# only from the environment (HIPPO_INDEX_DIR, HIPPO_SHARED_INDEX, HIPPO_MODEL), and so does how much of
-# that remote it may download (HIPPO_SHARED_INDEX_MAX_MB).
-ENV_ONLY = frozenset({"index_dir", "shared_index", "model", "shared_index_max_mb"})
+# only from the environment (HIPPO_INDEX_DIR, HIPPO_SHARED_INDEX, HIPPO_MODEL, HIPPO_RERANK_MODEL), and so does
+# how much of that remote it may download (HIPPO_SHARED_INDEX_MAX_MB).
+ENV_ONLY = frozenset({"index_dir", "shared_index", "model", "rerank_model", "shared_index_max_mb"})
 
 
 class UnsafeIndexDir(HippoError):
@@ -80,6 +80,7 @@ class Settings:
     shared_index: str = ""  # s3://bucket/prefix for a team index (see docs/team.md)
     shared_index_max_mb: int = 2048  # a team snapshot larger than this is not downloaded
     extra_ignores: tuple[str, ...] = field(default_factory=tuple)
+    rerank_model: str = ""  # a cross-encoder (fastembed name or local folder) reranking search; off when empty
 
     def index_path(self, root: Path) -> Path:
         from hippo.core.indexdir import index_path
@@ -113,6 +114,7 @@ RULES: dict[str, _Rule] = {
     "index_dir": _Rule("str"),
     "model": _Rule("str"),
     "shared_index": _Rule("str"),
+    "rerank_model": _Rule("str"),
     "shared_index_max_mb": _Rule("int", (1, 1_000_000), (1, 1_000_000)),
     "max_file_bytes": _Rule("int", (1_000, 4_000_000), (1_000, 1_000_000_000)),
     "budget_chars": _Rule("int", (500, 40_000), (200, 2_000_000)),

@@ -15,46 +15,28 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
-from hippo.core import indexdir, pathkind
+from hippo.core import indexdir
 from hippo.core.config import Settings, load_settings
 from hippo.core.errors import BadQueryError, DamagedIndexError, NoIndexError
 from hippo.core.indexdir import IndexDir
 from hippo.core.textutil import query_terms, text_terms
 from hippo.index.state import IndexState, load_state
-from hippo.retrieval import pasted
+from hippo.retrieval import pasted, rerank
+from hippo.retrieval import rankpolicy as policy
 from hippo.retrieval.filerank import FileEvidence, rank_files
 from hippo.retrieval.results import Candidate, Hit, SearchResponse
 
 __all__ = ["Searcher", "search", "Hit", "SearchResponse"]
 
 CANDIDATES = 60  # per retriever
-RRF_K = 60
-# Tuned on bench/quality (click + npm, error/intent/spec tasks): the vector list adds recall for
-# paraphrased questions but its near-misses crowd out exact matches when weighted like full-text.
-VECTOR_WEIGHT = 0.3  # RRF weight of the vector list in hybrid mode (full-text lists weigh 1.0)
-VEC_CONF = 0.6  # how much cosine similarity alone can vouch for a chunk
-RANK_W = 0.45  # final score = RANK_W * fused rank + (1 - RANK_W) * confidence (+ keyword/phrase bonuses)
+DEFINITIONS = 8  # chunks defining each name the query uses
+HEADER_SCAN_NAMES = 4  # names looked for by their definition line (a class header inside a method's chunk)
 MAX_QUERY_CHARS = 2000
 TRUNCATION_MARK = "// ... (content truncated)"
 MIN_CONFIDENCE = 0.32  # below this for every hit: say "no high-confidence results"
-WANTS_CODE = re.compile(r"\b(change|alter|modify|fix|implement\w*|refactor|edit|patch|rewrite|function|method|"
-                        r"class|defined?|definition|raised?|throws?)\b", re.IGNORECASE)
-DOC_LANGUAGES = frozenset({"markdown", "rst", "text"})
-ASKS_FOR_TESTS = re.compile(r"\b(tests?|spec|fixtures?|vendor|example|mock|pytest|jest)\b", re.IGNORECASE)
-ASKS_FOR_CHANGELOG = re.compile(r"\b(change[ _-]?log|release[ _-]?notes?|news|history|what('s| has)? changed|"
-                                r"changes? (in|since|for) (v(ersion)?\s*)?\d)", re.IGNORECASE)
-ASKS_FOR_DOCS = re.compile(r"\b(docs?|documentation|documented|documents?|readme|guide|tutorial|manual|explain\w*|"
-                           r"describe[sd]?)\b", re.IGNORECASE)
-# A request to change code (a commit subject, an issue title) starts with the change: "Add ...", "fix(http):
-# ...", "Please drop ...". Only the start counts: "what should I know about ... added" asks about docs.
-CHANGE_REQUEST = re.compile(
-    r"^\W*(?:(?:feat|fix|perf|refactor|chore|build|style|types?|security|core|\w+)(?:\([^)]*\))?!?:\s*)?"
-    r"(?:please\s+|(?:where|how)\s+(?:would|do|should|can|could)\s+(?:i|we)\s+)?"
-    r"(?:add|remove|rename|support|allow|expose|drop|avoid|handle|raise|return|lazily|deprecate|prevent|ensure|"
-    r"enable|disable|make|move|use|improve|clean\s*up|cleanup|simplify|replace|update|change|fix|fixed|"
-    r"implement|refactor|respect|skip|stop|keep|set|pass|accept|reject|check|validate|catch|throw|wrap|extract|"
-    r"optimi[sz]e|speed\s*up|reduce|increase|import|display|show|clarif|review|parse|convert|emit|log)\w*\b", re.IGNORECASE)
-DOC_WEIGHT_FOR_CHANGES = 0.65  # docs under a change request: the page describing X is not where X changes
+KEEP_CONF_SHARE = 0.55  # a block is shown when its confidence is at least this share of the best one's
+ALONE_CONF, ALONE_GAP = 0.85, 0.3  # one very strong hit stands alone when the next is this much weaker
+NEAR_DUPLICATE = 0.8  # share of a block's lines another shown block already holds: not shown twice
 MAX_CANDIDATES = 10  # pointer lines after the snippets (one per file)
 MAX_FILES_NAMED = 12  # snippets' files + pointers: enough for a change that touches several files
 MIN_POINTERS = 4  # make room for this many by dropping late repeat blocks of files already shown
@@ -71,6 +53,16 @@ class _Cand:
     cos: float | None = None
     conf: float = 0.0
     final: float = 0.0
+    definition: float = 0.0  # defines a name the query uses (rerank.definition_strength)
+
+
+@dataclass
+class _Block:
+    """A merged run of chunks on its way to becoming a Hit, with the scores that order and gate it."""
+
+    hit: Hit
+    rank: float
+    conf: float
 
 
 def validate_globs(globs: Sequence[str]) -> list[str]:
@@ -172,14 +164,18 @@ class Searcher:
 
     # --- public ----------------------------------------------------------------------------------
     def search(self, query: str, *, keywords: Sequence[str] = (), globs: Sequence[str] = (), exact: bool = False,
-               k: int | None = None, budget_chars: int | None = None, mode: str = "hybrid") -> SearchResponse:
-        """Raises DamagedIndexError when the table files are damaged (the caller has the index rebuilt)."""
+               k: int | None = None, budget_chars: int | None = None, mode: str = "hybrid",
+               rerank_ms: int | None = None) -> SearchResponse:
+        """Raises DamagedIndexError when the table files are damaged (the caller has the index rebuilt).
+
+        `rerank_ms`: how long the configured cross-encoder may take (None: no limit; hooks pass their budget,
+        and a model not loaded yet is then skipped rather than loaded)."""
         with self.store.reading():
             return self._search(query, keywords=keywords, globs=globs, exact=exact, k=k,
-                                budget_chars=budget_chars, mode=mode)
+                                budget_chars=budget_chars, mode=mode, rerank_ms=rerank_ms)
 
     def _search(self, query: str, *, keywords: Sequence[str], globs: Sequence[str], exact: bool,
-                k: int | None, budget_chars: int | None, mode: str) -> SearchResponse:
+                k: int | None, budget_chars: int | None, mode: str, rerank_ms: int | None = None) -> SearchResponse:
         started = time.perf_counter()
         query = (query or "").strip()
         keywords = [kw.strip() for kw in keywords if kw and kw.strip()]
@@ -212,7 +208,7 @@ class Searcher:
         if use_vectors:
             qvec = self.embedder().embed_query(focus)
             self._fuse(cands, self.store.nearest(qvec, CANDIDATES, pred),
-                       weight=VECTOR_WEIGHT if mode == "hybrid" else 1.0)
+                       weight=policy.VECTOR_WEIGHT if mode == "hybrid" else 1.0)
         if mode in ("hybrid", "keyword"):
             self._fuse(cands, self.store.fulltext(" ".join([focus, *keywords]), CANDIDATES, pred))
             if phrases:
@@ -221,10 +217,15 @@ class Searcher:
                                                       CANDIDATES, pred))
         if keywords:
             self._fuse(cands, self._keyword_scan(keywords, pred, case_sensitive=exact))
+        intent = policy.read_intent(query, pasted=is_pasted)
+        if intent.names and mode in ("hybrid", "keyword"):
+            self._fuse_definitions(cands, intent, pred)
         if exact:
             cands = {i: c for i, c in cands.items() if all(kw in c.row["text"] for kw in keywords)}
         total = len(cands)
-        self._score(cands.values(), focus, keywords, qvec, phrases)
+        self._score(cands.values(), focus, keywords, qvec, phrases, intent)
+        if self.settings.rerank_model and cands:
+            self._cross_encode(list(cands.values()), focus, rerank_ms)
         hits, message, pointers = self._select(cands.values(), query, k, budget,
                                                query_terms(focus + " " + " ".join(keywords)))
         strategy = {"hybrid": "hybrid (semantic + keyword)", "vector": "semantic only",
@@ -274,60 +275,110 @@ class Searcher:
 
         return sorted(rows, key=weight, reverse=True)[:CANDIDATES]
 
+    def _fuse_definitions(self, cands: dict[str, _Cand], intent: policy.Intent, pred) -> None:
+        """The chunks defining the names the query uses join the candidates, and every candidate learns
+        whether it defines one. The store's symbol index names most definitions; a class whose header the
+        chunker merged into its first method's chunk (`Request.__init__`) is found by its header line."""
+        wanted = list(dict.fromkeys(n for name in intent.names
+                                    for n in (name.replace("::", ".").replace("#", "."),
+                                              re.split(r"\.|::|#", name)[-1])))
+        found = self.store.identifier_lookup(wanted, DEFINITIONS, pred)
+        rows = [r for n in wanted for r in found.get(n, [])]
+        strength = {r["id"]: rerank.definition_strength(r.get("symbol") or "", intent.names) for r in rows}
+        # one scan of the text column, for at most HEADER_SCAN_NAMES bare names the symbol index missed
+        headless = [n for n in intent.names if n.isidentifier()
+                    and not any(strength.get(r["id"], 0) >= 1 for r in found.get(n, []))][:HEADER_SCAN_NAMES]
+        if headless:
+            phrases = [f"{kw} {n}" for n in headless for kw in policy.DEFINITION_KEYWORDS]
+            for n_rows in self.store.literal_lookup(phrases, DEFINITIONS, pred).values():
+                for r in n_rows:
+                    if any(policy.defines(r["text"], n) for n in headless):
+                        rows.append(r)
+                        strength[r["id"]] = 1.0
+        rows.sort(key=lambda r: -strength.get(r["id"], 0.0))
+        self._fuse(cands, list({r["id"]: r for r in rows}.values()), weight=policy.DEFINITION_LIST_WEIGHT)
+        for c in cands.values():
+            c.definition = max(strength.get(c.row["id"], 0.0),
+                               rerank.definition_strength(c.row.get("symbol") or "", intent.names))
+
     @staticmethod
     def _fuse(cands: dict[str, _Cand], rows: list[dict], weight: float = 1.0) -> None:
         for rank, row in enumerate(rows):
             c = cands.get(row["id"])
             if c is None:
                 c = cands[row["id"]] = _Cand(row=row)
-            c.rrf += weight / (RRF_K + rank + 1)
+            c.rrf += weight / (policy.RRF_K + rank + 1)
             if "_cos" in row:
                 c.cos = row["_cos"]
 
     # --- scoring ---------------------------------------------------------------------------------
-    def _score(self, cands, query: str, keywords: list[str], qvec, phrases: Sequence[str] = ()) -> None:
+    def _score(self, cands, query: str, keywords: list[str], qvec, phrases: Sequence[str] = (),
+               intent: policy.Intent | None = None) -> None:
+        """First stage (fused rank + confidence), then the feature reranker (rerank.score)."""
         cands = list(cands)
         if not cands:
             return
         import numpy as np
 
+        intent = intent or policy.read_intent(query, pasted=bool(phrases))
         if qvec is not None:
             missing = [c for c in cands if c.cos is None and c.row.get("embedded")]
             for c in missing:
                 c.cos = float(np.dot(np.asarray(c.row["vector"], dtype=np.float32), qvec))
         terms = query_terms(query + " " + " ".join(keywords))
-        wants_tests = bool(ASKS_FOR_TESTS.search(query))
-        wants_code = bool(WANTS_CODE.search(query)) and not phrases
-        wants_changelog = bool(ASKS_FOR_CHANGELOG.search(query))
-        # a change request ("Add ...", "fix(http): ...") that does not mention docs wants the code
-        change_request = not phrases and not ASKS_FOR_DOCS.search(query) and bool(CHANGE_REQUEST.search(query))
+        stems = {rerank.stem(t) for t in terms if len(t) > 2}
         best_rrf = max(c.rrf for c in cands)
         for c in cands:
             r = c.row
             present = text_terms(f"{r['text']} {r['path']} {r.get('symbol', '')} {r.get('breadcrumb', '')}")
             # Saturating: a long query is not penalised for words no single chunk could hold.
-            coverage = min(1.0, len(terms & present) / min(len(terms), 6)) if terms else 0.0
+            coverage = min(1.0, len(terms & present) / min(len(terms), policy.COVERAGE_TERMS)) if terms else 0.0
             n_phr = sum(1 for ph in phrases if ph in pasted.normalise(r["text"])) if phrases else 0
-            vec_conf = min(1.0, max(0.0, (c.cos - 0.15) / 0.5)) if c.cos is not None else 0.0
+            vec_conf = (min(1.0, max(0.0, (c.cos - policy.COS_FLOOR) / policy.COS_SPAN))
+                        if c.cos is not None else 0.0)
             kw_cov = (sum(1 for kw in keywords if kw.lower() in r["text"].lower()) / len(keywords)) if keywords else 0.0
-            conf = max(VEC_CONF * vec_conf, 0.85 * coverage ** 1.5, 0.9 * kw_cov)
+            conf = max(policy.VEC_CONF * vec_conf, policy.COVERAGE_CONF * coverage ** 1.5, policy.KEYWORD_CONF * kw_cov)
             if vec_conf and coverage:
-                conf = min(1.0, conf + 0.1 * min(vec_conf, coverage))
+                conf = min(1.0, conf + policy.AGREE_BONUS * min(vec_conf, coverage))
             if n_phr:
-                conf = max(conf, min(1.0, 0.45 + 0.15 * n_phr))
-            final = RANK_W * (c.rrf / best_rrf) + (1 - RANK_W) * conf + 0.1 * kw_cov + 0.25 * min(n_phr, 3) / 3
-            is_doc = r.get("language") in DOC_LANGUAGES or pathkind.is_doc(r["path"])
-            if change_request and is_doc:
-                final *= DOC_WEIGHT_FOR_CHANGES
-            elif wants_code and is_doc:
-                final *= 0.8  # "where do I change X" asks for code, not the page documenting X
-            if not wants_changelog and pathkind.is_changelog(r["path"]):
-                final *= 0.5
-                conf *= 0.7
-            if not wants_tests and pathkind.is_low_signal(r["path"]):
-                final *= 0.6
-                conf *= 0.8
-            c.conf, c.final = conf, final
+                conf = max(conf, min(1.0, policy.PHRASE_CONF + policy.PHRASE_CONF_STEP * n_phr))
+            first = (policy.RANK_W * (c.rrf / best_rrf) + (1 - policy.RANK_W) * conf
+                     + policy.KEYWORD_BONUS * kw_cov + policy.PHRASE_BONUS * min(n_phr, 3) / 3)
+            lang = r.get("language") or ""
+            feats = rerank.Features(first=first, conf=conf, kind=policy.path_kind(r["path"], lang),
+                                    import_only=policy.is_import_only(r["text"], lang), definition=c.definition,
+                                    symbol_words=rerank.words_in_name(r.get("symbol") or "", stems))
+            scored = rerank.score(feats, intent)
+            c.conf, c.final = scored.conf, scored.final
+
+    def _cross_encode(self, cands: list[_Cand], query: str, budget_ms: int | None) -> None:
+        """Blend the configured cross-encoder's score into the top candidates' (rankpolicy.CROSS_ENCODER_*).
+        Within a budget it reads only as many candidates as the last measured speed allows, and never loads
+        the model; a cross-encoder that fails leaves the feature ranking as it was."""
+        from hippo.core.errors import HippoError
+
+        top = sorted(cands, key=lambda c: (-c.final, c.row["path"], c.row["start_line"]))[:policy.CROSS_ENCODER_DEPTH]
+        n = len(top)
+        if budget_ms is not None:
+            per = rerank.measured_ms_per_pair(self.settings.rerank_model)
+            if per is None:
+                return
+            n = min(n, int(budget_ms / per))
+        if n < 2:
+            return
+        try:
+            enc = rerank.cross_encoder(self.settings.rerank_model, threads=self.settings.threads or None)
+            scores = enc.scores(query, [c.row["text"] for c in top[:n]])
+        except (HippoError, OSError, ValueError, RuntimeError) as exc:
+            from hippo.core.runtime import log
+
+            log(self.index_dir, "cross-encoder skipped", exc)
+            return
+        best = max(c.final for c in top[:n]) or 1.0
+        share = policy.CROSS_ENCODER_SHARE
+        for c, s in zip(top[:n], scores, strict=True):  # it vouches for relevance: rank and confidence
+            c.final = best * ((1 - share) * c.final / best + share * s)
+            c.conf = (1 - share) * c.conf + share * s
 
     def _select(self, cands, query: str, k: int, budget: int,
                 terms: set[str] = frozenset()) -> tuple[list[Hit], str | None, list[Candidate]]:
@@ -339,12 +390,12 @@ class Searcher:
                         "Try other words, a --keyword, or a broader --glob."), _candidates(files, set())[:WEAK_POINTERS]
         # Snippets stay in chunk order: lifting blocks of files with more evidence cost the first hit on
         # paraphrased questions (bench/quality), so file evidence orders the pointers only.
-        blocks = _merge_rows(ranked[: k * 4])
-        top_conf = max(b._conf for b in blocks)  # type: ignore[attr-defined]
-        keep = [b for b in blocks if b._conf >= max(MIN_CONFIDENCE * 0.8, top_conf * 0.55)][:k]  # type: ignore[attr-defined]
-        if len(keep) > 1 and keep[0]._conf >= 0.85 and keep[1]._conf < keep[0]._conf - 0.3:  # type: ignore[attr-defined]
-            keep = keep[:1]  # one very strong hit stands alone
-        keep = _apply_budget(keep, budget, sorted(terms))
+        blocks = _distinct(_merge_rows(ranked[: k * 4]))
+        top_conf = max(b.conf for b in blocks)
+        chosen = [b for b in blocks if b.conf >= max(MIN_CONFIDENCE * 0.8, top_conf * KEEP_CONF_SHARE)][:k]
+        if len(chosen) > 1 and chosen[0].conf >= ALONE_CONF and chosen[1].conf < chosen[0].conf - ALONE_GAP:
+            chosen = chosen[:1]  # one very strong hit stands alone
+        keep = _apply_budget([b.hit for b in chosen], budget, sorted(terms))
         keep = _make_room_for_pointers(keep, files, k, budget)
         # Pointers are paid for by what the snippets left of the budget and by the result slots (of k) left
         # unused, so an answer is never longer than one with k full results; a file whose snippet did not
@@ -417,12 +468,12 @@ class Searcher:
         return SearchResponse(query=query, hits=hits, meta=meta, message=message)
 
 
-def _merge_rows(cands: list[_Cand]) -> list[Hit]:
+def _merge_rows(cands: list[_Cand]) -> list[_Block]:
     """Merge overlapping or adjacent chunks of one file into one block, best first."""
     by_path: dict[str, list[_Cand]] = {}
     for c in cands:
         by_path.setdefault(c.row["path"], []).append(c)
-    hits: list[Hit] = []
+    hits: list[_Block] = []
     for path, group in by_path.items():
         group.sort(key=lambda c: c.row["start_line"])
         run: list[_Cand] = []
@@ -433,11 +484,29 @@ def _merge_rows(cands: list[_Cand]) -> list[Hit]:
             run.append(c)
         if run:
             hits.append(_block(path, run))
-    hits.sort(key=lambda h: h._rank, reverse=True)  # type: ignore[attr-defined]
+    hits.sort(key=lambda b: (-b.rank, b.hit.path, b.hit.start_line))
     return hits
 
 
-def _block(path: str, run: list[_Cand]) -> Hit:
+def _line_set(text: str) -> set[str]:
+    return {" ".join(ln.split()) for ln in text.split("\n") if len(ln.strip()) > 3}
+
+
+def _distinct(blocks: list[_Block]) -> list[_Block]:
+    """Blocks whose text another, better block already shows (README and its PKG-INFO copy, a vendored
+    duplicate) are dropped: a search never shows the same text twice."""
+    out: list[_Block] = []
+    seen: list[set[str]] = []
+    for b in blocks:
+        lines = _line_set(b.hit.snippet)
+        if lines and any(len(lines & s) >= NEAR_DUPLICATE * min(len(lines), len(s)) for s in seen):
+            continue
+        out.append(b)
+        seen.append(lines)
+    return out
+
+
+def _block(path: str, run: list[_Cand]) -> _Block:
     lines: dict[int, str] = {}
     for c in run:
         for n, text in enumerate(c.row["text"].split("\n"), start=int(c.row["start_line"])):
@@ -449,9 +518,8 @@ def _block(path: str, run: list[_Cand]) -> Hit:
               score=round(min(1.0, max(c.final for c in run)), 4),
               snippet="\n".join(lines.get(n, "") for n in range(start, end + 1)),
               symbol=next((s for s in symbols if s), ""))
-    hit._rank = max(c.final for c in run)  # type: ignore[attr-defined]
-    hit._conf = max(c.conf for c in run)  # type: ignore[attr-defined]  # gates dynamic top-k
-    return hit
+    # rank orders blocks; conf gates dynamic top-k
+    return _Block(hit=hit, rank=max(c.final for c in run), conf=max(c.conf for c in run))
 
 
 def _candidates(files: list[FileEvidence], shown: set[str]) -> list[Candidate]:

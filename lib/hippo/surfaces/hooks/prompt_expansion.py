@@ -25,6 +25,7 @@ HARD_CAP = 9500
 STATUS_TIMEOUT_S = 20.0
 INDEX_TIMEOUT_S = 240.0
 WARM_TIMEOUT_S = 10.0
+RERANK_MS = 1500  # the cross-encoder (when configured) may use this much of the hook's time, never a model load
 
 ANSWER_RULES = (
     "Answer the user's /rag question from these results. Cite each claim about the code as "
@@ -118,7 +119,7 @@ def search_xml(root: Path, args: Any, *, searcher: Any = None, cap: int = HARD_C
     settings = load_settings(root)
     budget = min(settings.budget_chars, max(1000, cap - 1500))
     request = {"query": args.query, "keywords": list(args.keywords), "globs": list(args.globs),
-               "exact": args.exact, "k": args.k, "budget_chars": budget}
+               "exact": args.exact, "k": args.k, "budget_chars": budget, "rerank_ms": RERANK_MS}
     if searcher is not None:
         from hippo.surfaces.service.host import WarmIndex
 

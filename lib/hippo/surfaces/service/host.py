@@ -23,7 +23,7 @@ from typing import Any
 from hippo.core.errors import DamagedIndexError, HippoError
 from hippo.core.runtime import find_repo_root, log
 
-SEARCH_FIELDS = ("keywords", "globs", "exact", "k", "budget_chars", "mode")
+SEARCH_FIELDS = ("keywords", "globs", "exact", "k", "budget_chars", "mode", "rerank_ms")
 COLD_BUDGET_S = float(os.environ.get("HIPPO_HOOK_COLD_BUDGET", "8"))
 
 

@@ -1,0 +1,1 @@
+"""Code search at a repository's head: symbol definitions, how-questions, commit-message where-tasks."""

@@ -1,0 +1,195 @@
+"""How search orders what it found: every weight in one place, each named, plus the two judgements they
+need, what a path holds (code, prose, type declarations, generated metadata, tests, release notes) and
+what a query asks for (code, docs, types, tests, release notes, one symbol's definition).
+
+The order of evidence: for a question about code, the implementation first; prose, `.d.ts`/`.pyi`
+declarations and generated metadata (PKG-INFO, egg-info, lockfiles, minified bundles) below it unless the
+query asks for them; a chunk that only imports names says little; a chunk that defines the symbol the
+query names says most. Stdlib only (hooks import it through search).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from hippo.core import pathkind
+
+# --- first stage: fused rank blended with confidence -----------------------------------------------
+# Tuned on bench/quality (click + npm): the vector list adds recall for paraphrased questions but its
+# near-misses crowd out exact matches when weighted like full-text.
+VECTOR_WEIGHT = 0.3  # RRF weight of the vector list in hybrid mode (full-text lists weigh 1.0)
+DEFINITION_LIST_WEIGHT = 1.0  # RRF weight of the chunks defining a name the query uses
+RRF_K = 60
+RANK_W = 0.45  # first = RANK_W * fused rank + (1 - RANK_W) * confidence (+ keyword/phrase bonuses)
+VEC_CONF = 0.6  # how much cosine similarity alone can vouch for a chunk
+COS_FLOOR, COS_SPAN = 0.15, 0.5  # cosine -> 0..1 vector confidence
+COVERAGE_CONF = 0.85  # confidence of a chunk holding every query term
+COVERAGE_TERMS = 6  # a chunk needs at most this many of the query's terms for full coverage
+KEYWORD_CONF = 0.9  # confidence of a chunk holding every --keyword
+AGREE_BONUS = 0.1  # vector and words agree
+PHRASE_CONF, PHRASE_CONF_STEP = 0.45, 0.15  # a chunk holding phrases of pasted output
+KEYWORD_BONUS = 0.1
+PHRASE_BONUS = 0.25
+
+# --- second stage: the reranker's weights (rerank.py) ----------------------------------------------
+# Multipliers by what the path holds, when the query does not ask for that kind.
+DOC_UNDER_CHANGE = 0.65  # docs under a change request: the page describing X is not where X changes
+DOC_UNDER_CODE_QUESTION = 0.6  # docs under "how does X work" / "where is X handled" / a symbol name
+TYPES_UNDER_CODE_QUESTION = 0.55  # .d.ts / .pyi: the declaration, not the code that does it
+GENERATED = 0.35  # PKG-INFO, egg-info, lockfiles, minified or generated files: copies, not sources
+GENERATED_CONF = 0.6
+CHANGELOG = 0.5  # release notes repeat every feature's words
+CHANGELOG_CONF = 0.7
+TEST = 0.6  # tests and vendored code, unless the query asks for them
+TEST_CONF = 0.8
+IMPORT_ONLY = 0.55  # a chunk of nothing but imports names things; it does not do them
+IMPORT_ONLY_CONF = 0.7
+# Definitions: the chunk defines a name the query uses.
+DEFINITION_OF_SYMBOL_QUERY = 0.6  # the query is that name alone: its definition goes first
+DEFINITION_OF_OTHER_OWNER = 0.25  # `Class.method` asked, `Other.method` found
+DEFINITION_IN_QUESTION = 0.15  # the name appears in a longer question
+DEFINITION_CONF = 0.9
+SYMBOL_WORDS = 0.08  # a code unit whose name carries the question's words (save/load for "saving and loading")
+
+# --- the optional cross-encoder (rerank.CrossEncoderReranker) --------------------------------------
+CROSS_ENCODER_DEPTH = 30  # candidates it reads
+CROSS_ENCODER_SHARE = 0.5  # final = (1 - share) * feature score + share * cross-encoder score (both 0..1)
+
+KINDS = ("code", "doc", "types", "generated", "changelog", "test")
+
+DOC_LANGUAGES = frozenset({"markdown", "rst", "text"})
+PROSE_NAMES = re.compile(r"(^|/)(readme|contributing|code_of_conduct|security|authors|license|copying)"
+                         r"(\.[a-z0-9]+)?$", re.IGNORECASE)
+TYPE_DECLARATIONS = re.compile(r"\.(d\.[cm]?ts|pyi)$", re.IGNORECASE)
+GENERATED_PATHS = re.compile(
+    r"(^|/)(pkg-info|[^/]+\.egg-info/.*|[^/]+\.dist-info/.*|package-lock\.json|npm-shrinkwrap\.json|yarn\.lock|"
+    r"pnpm-lock\.yaml|cargo\.lock|poetry\.lock|uv\.lock|pdm\.lock|pipfile\.lock|gemfile\.lock|composer\.lock|"
+    r"go\.sum|[^/]+\.min\.(js|css)|[^/]+\.(js|css)\.map|[^/]*[._-]generated\.[a-z]+|generated/.*)$",
+    re.IGNORECASE)
+ASKS_FOR_TESTS = re.compile(r"\b(tests?|spec|fixtures?|vendor|example|mock|pytest|jest)\b", re.IGNORECASE)
+ASKS_FOR_CHANGELOG = re.compile(r"\b(change[ _-]?log|release[ _-]?notes?|news|history|what('s| has)? changed|"
+                                r"changes? (in|since|for) (v(ersion)?\s*)?\d)", re.IGNORECASE)
+ASKS_FOR_DOCS = re.compile(r"\b(docs?|documentation|documented|documents?|readme|guide|tutorial|manual|explain\w*|"
+                           r"describe[sd]?)\b", re.IGNORECASE)
+ASKS_FOR_TYPES = re.compile(r"\b(types?|typings?|typed|declarations?|d\.ts|pyi|stubs?|signatures?|interfaces?)\b",
+                            re.IGNORECASE)
+ASKS_FOR_METADATA = re.compile(r"\b(pkg-info|metadata|egg-info|dist-info|lock ?files?|lockfile|minified|generated)\b",
+                               re.IGNORECASE)
+WANTS_CODE = re.compile(r"\b(change|alter|modify|fix|implement\w*|refactor|edit|patch|rewrite|function|method|"
+                        r"class|defined?|definition|raised?|throws?)\b", re.IGNORECASE)
+# "how does X work", "where is X handled", "where would I change X", "what decides X", "which code ..."
+CODE_QUESTION = re.compile(
+    r"^\W*(how\s+(does|do|is|are|can|should|would|did)\b|where\b|which\s+(code|function|method|class|file|module)"
+    r"|what\s+(decides|determines|controls|handles|sets|computes|parses|builds|calls)\b)"
+    r"|\b(work|works|handled|implemented|decided|computed|parsed|validated|called|raised|thrown|stored|"
+    r"initiali[sz]ed|configured|happens?)\b", re.IGNORECASE)
+# A request to change code (a commit subject, an issue title) starts with the change: "Add ...", "fix(http): ...",
+# "Please drop ...". Only the start counts: "what should I know about ... added" asks about docs.
+CHANGE_REQUEST = re.compile(
+    r"^\W*(?:(?:feat|fix|perf|refactor|chore|build|style|types?|security|core|\w+)(?:\([^)]*\))?!?:\s*)?"
+    r"(?:please\s+|(?:where|how)\s+(?:would|do|should|can|could)\s+(?:i|we)\s+)?"
+    r"(?:add|remove|rename|support|allow|expose|drop|avoid|handle|raise|return|lazily|deprecate|prevent|ensure|"
+    r"enable|disable|make|move|use|improve|clean\s*up|cleanup|simplify|replace|update|change|fix|fixed|"
+    r"implement|refactor|respect|skip|stop|keep|set|pass|accept|reject|check|validate|catch|throw|wrap|extract|"
+    r"optimi[sz]e|speed\s*up|reduce|increase|import|display|show|clarif|review|parse|convert|emit|log)\w*\b",
+    re.IGNORECASE)
+# A query that is one name: `ExitStatus`, `Client.send`, `parse_args()`, `lib::fmt`, `Foo#bar`.
+SYMBOL_QUERY = re.compile(r"^`?([A-Za-z_$][\w$]*(?:(?:\.|::|#)[A-Za-z_$][\w$]*)*)(?:\(\))?`?$")
+# A name inside a sentence: backticked, dotted, snake_case, camelCase or PascalCase with an inner capital.
+CODE_NAME = re.compile(r"`([^`\s]{2,80})`|\b([A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)+|[a-z$][\w$]*_[\w$]+|"
+                       r"_[\w$]+|[a-z$]+[A-Z][\w$]*|[A-Z][a-z0-9]+[A-Z][\w$]*)")
+IMPORT_LINE = re.compile(
+    r"^\s*(import\b|from\s+\S+\s+import\b|export\s+(\*|\{[^}]*\})\s+from\b|(const|let|var)\s+[^=]+=\s*require\(|"
+    r"require\(|use\s+[\w:{}, *]+;|extern\s+crate\b|mod\s+\w+;|#\s*include\b|package\s+\w+|[\"'][\w./@-]+[\"'],?$|"
+    r"[(){}\[\],;]+$|\w+\s+[\"'][\w./@-]+[\"']$|[\w, ]+,?$|//|#(?!\s*include)|/?\*)")
+
+
+# Words that open a definition line, across the indexed languages.
+DEFINITION_KEYWORDS = ("class", "def", "function", "func", "fn", "struct", "enum", "trait", "type", "interface")
+
+
+def defines(text: str, name: str) -> bool:
+    """Whether `text` has a line defining `name` (`class Name`, `def name(`, `func (r *T) Name(` ...)."""
+    pat = (r"^[ \t]*(?:export\s+)?(?:default\s+)?(?:pub(?:\([^)]*\))?\s+)?(?:async\s+)?"
+           r"(?:class|def|function\*?|func(?:\s*\([^)]*\))?|fn|struct|enum|trait|type|interface)\s+"
+           + re.escape(name) + r"(?![\w$])")
+    return re.search(pat, text, re.M) is not None
+
+
+@dataclass(frozen=True)
+class Intent:
+    """What the query asks for, judged once per search."""
+
+    docs: bool = False
+    types: bool = False
+    tests: bool = False
+    changelog: bool = False
+    metadata: bool = False
+    code_question: bool = False  # how does X work / where is X handled / names code
+    change_request: bool = False
+    symbol: str = ""  # the query is this one name
+    names: tuple[str, ...] = ()  # code names the query uses (the symbol, or names inside a sentence)
+
+
+def read_intent(query: str, pasted: bool = False) -> Intent:
+    q = query.strip()
+    m = SYMBOL_QUERY.match(q)
+    symbol = m.group(1) if m and not pasted else ""
+    names: list[str] = [symbol] if symbol else []
+    if not symbol and not pasted:
+        for a, b in CODE_NAME.findall(q):
+            name = (a or b).strip("`().:")
+            if name and SYMBOL_QUERY.match(name) and name not in names:
+                names.append(name)
+    docs = bool(ASKS_FOR_DOCS.search(q))
+    change = not pasted and not docs and bool(CHANGE_REQUEST.search(q))
+    code_q = not pasted and not docs and bool(symbol or CODE_QUESTION.search(q) or WANTS_CODE.search(q) or change)
+    return Intent(docs=docs, types=bool(ASKS_FOR_TYPES.search(q)), tests=bool(ASKS_FOR_TESTS.search(q)),
+                  changelog=bool(ASKS_FOR_CHANGELOG.search(q)), metadata=bool(ASKS_FOR_METADATA.search(q)),
+                  code_question=code_q, change_request=change, symbol=symbol, names=tuple(names[:8]))
+
+
+def path_kind(path: str, language: str = "") -> str:
+    """What a file holds, for ranking: one of KINDS (core.pathkind's table, plus the kinds only ranking
+    needs: type declarations and generated metadata)."""
+    if GENERATED_PATHS.search(path):
+        return "generated"
+    if TYPE_DECLARATIONS.search(path):
+        return "types"
+    if pathkind.is_changelog(path):
+        return "changelog"
+    if pathkind.is_low_signal(path):  # tests, examples, vendored or generated folders
+        return "test"
+    if language in DOC_LANGUAGES or pathkind.is_doc(path) or PROSE_NAMES.search(path):
+        return "doc"
+    return "code"
+
+
+def kind_weights(kind: str, intent: Intent) -> tuple[float, float]:
+    """(score multiplier, confidence multiplier) for a chunk of this kind under this query."""
+    if kind == "generated" and not intent.metadata:
+        return GENERATED, GENERATED_CONF
+    if kind == "types" and intent.code_question and not intent.types:
+        return TYPES_UNDER_CODE_QUESTION, 1.0
+    if kind == "changelog" and not intent.changelog:  # release notes are prose too
+        return CHANGELOG * kind_weights("doc", intent)[0], CHANGELOG_CONF
+    if kind == "test" and not intent.tests:
+        return TEST, TEST_CONF
+    if kind == "doc" and not intent.docs:
+        if intent.change_request:
+            return DOC_UNDER_CHANGE, 1.0
+        if intent.code_question:
+            return DOC_UNDER_CODE_QUESTION, 1.0
+    return 1.0, 1.0
+
+
+def is_import_only(text: str, language: str = "") -> bool:
+    """A chunk whose every line imports, re-exports or is blank/comment (at least two import lines)."""
+    if language in DOC_LANGUAGES:
+        return False
+    lines = [ln for ln in text.split("\n") if ln.strip()]
+    if len(lines) < 2:
+        return False
+    imports = sum(1 for ln in lines if re.match(r"^\s*(import|from|export|use|extern|mod|#\s*include|package)\b", ln)
+                  or "require(" in ln)
+    return imports >= 2 and all(IMPORT_LINE.match(ln) for ln in lines)
