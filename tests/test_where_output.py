@@ -92,3 +92,23 @@ def test_rag_output_includes_candidates_and_drops_them_before_snippets(tmp_path)
     assert len(out) <= HARD_CAP
     doc = ET.fromstring(out[out.index("<search_results>"): out.index("</search_results>") + 17])
     assert len(doc.findall("result")) == 2 and 0 < len(doc.findall("more_candidates/candidate")) < 60
+
+
+def test_text_says_no_high_confidence_before_the_weak_pointers():
+    weak = SearchResponse("q", [], candidates=[Candidate("a.py", 1, 5, "f", 0.2)],
+                          message="No high-confidence results found for 'q'; the candidates, if any, are weak.")
+    out = to_text(weak)
+    assert out.index("No high-confidence") < out.index("Weak candidates:") < out.index("a.py:1-5")
+
+
+def test_candidate_scores_descend_in_the_order_the_files_come():
+    """A file with several good chunks outranks one with a single better chunk: the pointer's score is the
+    file's evidence on the result scale, so the numbers a reader sees go down as the list does."""
+    from hippo.retrieval.filerank import FileEvidence
+    from hippo.retrieval.search import _candidates
+
+    files = [FileEvidence("many.py", 1.6, {"start_line": 1, "end_line": 9, "symbol": "a"}, 0.50, 4),
+             FileEvidence("one.py", 0.9, {"start_line": 3, "end_line": 7, "symbol": "b"}, 0.70, 1),
+             FileEvidence("two.py", 0.8, {"start_line": 5, "end_line": 6, "symbol": "c"}, 0.60, 2)]
+    scores = [c.score for c in _candidates(files, shown=set())]
+    assert len(scores) == 3 and scores == sorted(scores, reverse=True) and scores[0] == 0.5

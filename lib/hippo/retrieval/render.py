@@ -161,11 +161,13 @@ def to_text(resp: SearchResponse) -> str:
         for src in h.snippet.splitlines():  # a terminal must not run escape sequences from the repository
             lines.append(f"    {_UNSAFE_IN_CODE.sub(_escape_char, src)}")
         lines.append("")
+    if resp.message and not resp.hits:  # "no high-confidence results" comes before the weak pointers
+        lines.append(resp.message)
     if resp.candidates:
-        lines.append("More candidates (not shown):")
+        lines.append("More candidates (not shown):" if resp.hits else "Weak candidates:")
         lines.extend(f"  {candidate_line(c)}" for c in resp.candidates)
         lines.append("")
-    if resp.message:
+    if resp.message and resp.hits:
         lines.append(resp.message)
     m = resp.meta
     lines.append(f"[{m.get('returned_hits', len(resp.hits))} of {m.get('total_hits', '?')} hits, "

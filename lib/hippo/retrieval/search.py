@@ -524,10 +524,12 @@ def _block(path: str, run: list[_Cand]) -> _Block:
 
 def _candidates(files: list[FileEvidence], shown: set[str]) -> list[Candidate]:
     """Pointers to the best files without a snippet, in file-evidence order, one per file: the best chunk's
-    lines, symbol and score (the same scale as a result's score)."""
+    lines and symbol, and the file's evidence put on a result's scale (the top file's best chunk sets it), so
+    the scores descend in the order the pointers come."""
     if not files:
         return []
     floor = CANDIDATE_FLOOR * files[0].score
+    scale = files[0].best_final / files[0].score if files[0].score > 0 else 1.0
     out: list[Candidate] = []
     for f in files:
         if f.path in shown:
@@ -537,7 +539,7 @@ def _candidates(files: list[FileEvidence], shown: set[str]) -> list[Candidate]:
         row = f.best
         out.append(Candidate(path=f.path, start_line=int(row["start_line"]), end_line=int(row["end_line"]),
                              symbol=(row.get("symbol") or next(iter(f.symbols), ""))[:80],
-                             score=round(min(1.0, f.best_final), 4)))
+                             score=round(min(1.0, f.score * scale), 4)))
     return out
 
 
