@@ -278,6 +278,7 @@ class Store:
         self._vectors = None
         self._checked: object = None  # the table versions a full read last found intact
         self._scan_cache: dict[tuple, list[dict]] = {}  # emptied when refresh() moves to a newer version
+        self._literal_cache: dict[tuple, dict[str, list[dict]]] = {}  # the same, for literal_lookup
         self._symbol_cache: tuple[int, SymbolIndex] | None = None  # (table version, its symbol index)
         self._count_cache: tuple[int, int] | None = None  # (table version, row count)
         self._graph_cache: tuple[int, dict[str, str]] | None = None  # (table version, path -> graph JSON)
@@ -383,6 +384,7 @@ class Store:
 
     def refresh(self) -> None:
         self._scan_cache.clear()
+        self._literal_cache.clear()
         self._symbol_cache = None
         self._count_cache = None
         self._graph_cache = None
@@ -639,6 +641,14 @@ class Store:
         tbl = self.chunks()
         if not wanted or tbl is None:
             return found
+        key = (flt, tuple(wanted), limit, case_sensitive, tuple(columns))
+        if key not in self._literal_cache:  # a scan of the text column: cached until refresh, like substring_scan
+            if len(self._literal_cache) >= SCAN_CACHE_ENTRIES:
+                self._literal_cache.pop(next(iter(self._literal_cache)))
+            self._literal_cache[key] = self._literal_scan(tbl, wanted, found, limit, flt, case_sensitive, columns)
+        return {t: [dict(r) for r in rows] for t, rows in self._literal_cache[key].items()}
+
+    def _literal_scan(self, tbl, wanted, found, limit, flt, case_sensitive, columns) -> dict[str, list[dict]]:
         cols = list(dict.fromkeys([*columns, "text"]))
         where = _where(flt, _contains(wanted, case_sensitive=case_sensitive, require_all=False))
         q = tbl.search().where(where).select(cols).limit(self._every(tbl))
