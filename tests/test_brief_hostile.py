@@ -146,6 +146,7 @@ def every_parser(text: str) -> None:
         pass
 
 
+@pytest.mark.slow  # 55 attacks at 120 KB (~12 CPU-s): `make check` runs them; the linear-count test above stays fast
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize("attack", ATTACKS, ids=lambda a: a.name)
 def test_every_parser_finishes_on_120kb_of_each_attack(attack):
