@@ -11,10 +11,15 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 ROOT_TOKEN = "{ROOT}"  # stands for the work tree in stored outputs (no machine paths in committed data)
 ENV_TOKEN = "{ENV}"  # stands for the tool environment (venv / node_modules home)
+PYTHON_TOKEN = "{PYTHON}"  # stands for the interpreter's installation (its stdlib frames)
+PYTEST_TMP_TOKEN = "{PYTEST_TMP}"  # stands for pytest's per-run temp dir (<tmp>/pytest-of-<user>/pytest-<n>)
+_PYENV = re.compile(r"~/\.pyenv/versions/\d+\.\d+\.\d+")
+_PYTEST_TMP = re.compile(r"(?:/private)?/tmp/pytest-of-[^/\s'\"]+/pytest-\d+")
 ERROR_CAP = 10_000  # Claude Code middle-truncates a failed Bash command's `error` past this
 
 
@@ -122,11 +127,20 @@ def normalise(text: str, root: Path, env_home: Path | None) -> str:
     text = _ANSI.sub("", text).replace(str(root), ROOT_TOKEN)
     if env_home is not None:
         text = text.replace(str(env_home), ENV_TOKEN)
-    return text.replace(str(Path.home()), "~")
+    return machine_neutral(text)
+
+
+def machine_neutral(text: str) -> str:
+    """The interpreter's installation and pytest's temp dirs as tokens, the home dir as `~`: a stored output
+    names no path of the machine that recorded it."""
+    text = _PYTEST_TMP.sub(PYTEST_TMP_TOKEN, text).replace(sys.base_prefix, PYTHON_TOKEN)
+    text = text.replace(str(Path.home()), "~")
+    return _PYENV.sub(PYTHON_TOKEN, text)  # an older recording made under another interpreter
 
 
 def restore(text: str, root: Path, env_home: Path | None = None) -> str:
-    text = text.replace(ROOT_TOKEN, str(root))
+    text = text.replace(ROOT_TOKEN, str(root)).replace(PYTHON_TOKEN, sys.base_prefix)
+    text = text.replace(PYTEST_TMP_TOKEN, "/tmp/pytest-of-user/pytest-0")
     return text.replace(ENV_TOKEN, str(env_home or cache_dir() / "envs"))
 
 
