@@ -18,6 +18,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -368,3 +369,40 @@ def test_file_head_summaries():
     assert layout.head_summary("// Package foo implements the bar.\npackage foo") == "Package foo implements the bar."
     assert layout.head_summary("/**\n * Widget maker for things.\n */") == "Widget maker for things."
     assert layout.head_summary("import os\n") == "" and layout.head_summary("/**" + " " * 1500) == ""
+
+
+# --- the budget is CPU time: a starved process still gets its brief ----------------------------------
+def test_the_brief_budget_counts_cpu_time_not_time_spent_waiting():
+    """Sleeping (what a starved thread does while other processes hold the cores) spends no budget; work does."""
+    idle = Repo(Path("."), cpu_seconds=0.05, deadline=time.monotonic() + 30)
+    time.sleep(0.2)
+    assert not idle.expired()
+    busy = Repo(Path("."), cpu_seconds=0.05, deadline=time.monotonic() + 30)
+    end = time.thread_time() + 0.2
+    while time.thread_time() < end:
+        pass
+    assert busy.expired()
+    assert Repo(Path("."), cpu_seconds=30, deadline=time.monotonic() - 1).expired()  # the wall cap still holds
+
+
+def test_a_starved_brief_is_waited_for_beyond_its_cpu_budget(git_repo, monkeypatch):
+    """A brief thread that gets no CPU for longer than HIPPO_BRIEF_SECONDS (here: layout waits 1.3 s, as on a
+    laptop at load 7) is still shown whole; a wall-clock deadline of 1 s cut it off."""
+    from hippo.push.brief import layout
+    from hippo.surfaces.hooks import session_start
+
+    real = layout.render
+
+    def starved(repo, budget):
+        time.sleep(1.3)
+        return real(repo, budget)
+
+    monkeypatch.setattr(layout, "render", starved)
+    monkeypatch.setenv("HIPPO_NO_BACKGROUND_INDEX", "1")
+    monkeypatch.setenv("HIPPO_BRIEF_SECONDS", "1")
+    root = git_repo({"Makefile": "test:\n\tpython -m pytest\n", "app/__init__.py": '"""The demo app."""\n',
+                     "README.md": "# r\n"})
+    out = session_start.handle({"cwd": str(root), "session_id": "s", "source": "startup"})
+    ctx = out["hookSpecificOutput"]["additionalContext"]
+    assert "`make test` = python -m pytest (Makefile)" in ctx
+    assert "Layout (top-level folders" in ctx and "The demo app" in ctx

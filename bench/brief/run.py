@@ -1,6 +1,7 @@
 """Session-start brief benchmark: does the SessionStart context hold what a newcomer needs first?
 
-Usage: python bench/brief/run.py --mirrors DIR [--lib PATH] [--runs N] [--show REPO] [--json OUT] [--dump DIR]
+Usage: python bench/brief/run.py --mirrors DIR [--lib PATH] [--runs N] [--split heldout|tune|all] [--show REPO]
+                                 [--json OUT] [--dump DIR]
 
 For each repo in bench/brief/facts.json (hand-written: test, lint, format, source dir, install and
 build commands), clone it from DIR at the pinned commit, run the real hook the way Claude Code does
@@ -8,7 +9,8 @@ build commands), clone it from DIR at the pinned commit, run the real hook the w
 background indexer, no server: the brief needs none of them) and report per repo how many facts
 the context contains, its size in characters and the hook's latency. DIR holds one entry per
 repo named `owner+name`, either a clone or a directory holding a bare `repo` git dir.
-`--lib` runs another checkout's hippo (e.g. main's `lib/`) for before/after figures.
+`--lib` runs another checkout's hippo (e.g. main's `lib/`) for before/after figures. `--split heldout` keeps
+every third repo by sorted name (the held-out third: look only at its totals while changing the brief).
 """
 from __future__ import annotations
 
@@ -62,6 +64,13 @@ def run_hook(root: Path, lib: Path, home: Path, session: str) -> tuple[float, st
     return ms, ctx
 
 
+def in_split(repos: list[str], split: str) -> set[str]:
+    """The fixed split: repos sorted by name, every third (the 3rd, 6th, ...) held out."""
+    ordered = sorted(repos, key=str.lower)
+    held = {r for i, r in enumerate(ordered) if i % 3 == 2}
+    return set(ordered) if split == "all" else held if split == "heldout" else set(ordered) - held
+
+
 def contains(ctx: str, needle: str) -> bool:
     """`needle` as a whole token: not inside a longer word, flag or path (`tox` is not in `toxic`)."""
     return re.search(r"(?<![\w./-])" + re.escape(needle) + r"(?![\w-])", ctx) is not None
@@ -82,8 +91,11 @@ def main() -> None:
     ap.add_argument("--show", help="print the context of this repo (owner/name)")
     ap.add_argument("--json", type=Path, help="write per-repo results here")
     ap.add_argument("--dump", type=Path, help="write each repo's context to DIR/owner+name.txt")
+    ap.add_argument("--split", choices=["heldout", "tune", "all"], default="all")
     a = ap.parse_args()
     data = json.loads(FACTS.read_text(encoding="utf-8"))
+    chosen = in_split([e["repo"] for e in data["repos"]], a.split)
+    data["repos"] = [e for e in data["repos"] if e["repo"] in chosen]
     work = a.work or Path(tempfile.mkdtemp(prefix="hippo-brief-"))
     work.mkdir(parents=True, exist_ok=True)
     home = Path(tempfile.mkdtemp(prefix="hippo-brief-home-"))
@@ -111,7 +123,7 @@ def main() -> None:
             (a.dump / (repo.replace("/", "+") + ".txt")).write_text(ctx, encoding="utf-8")
         if a.show == repo:
             print(ctx, "\n" + "=" * 100)
-    print(f"hippo lib: {a.lib}   runs per repo: {a.runs}")
+    print(f"hippo lib: {a.lib}   runs per repo: {a.runs}   split: {a.split} ({len(rows)} repos)")
     print(f"{'repo':<20} {'lang':<11} {'facts':>7}  {'chars':>6} {'p50 ms':>7}  missing")
     for repo, lang, found, known, missing, chars, p50 in rows:
         print(f"{repo:<20} {lang:<11} {found:>3}/{known:<3}  {chars:>6} {p50:>7.0f}  {missing}")

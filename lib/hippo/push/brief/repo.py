@@ -36,14 +36,17 @@ MAX_TRACKED = 200_000
 
 
 class Repo:
-    def __init__(self, root: Path, settings=None, deadline: float | None = None):
-        """`deadline` is a time.monotonic() value after which the brief's steps stop taking new work."""
+    def __init__(self, root: Path, settings=None, deadline: float | None = None, cpu_seconds: float | None = None):
+        """`deadline` is a time.monotonic() value after which the brief's steps stop taking new work;
+        `cpu_seconds` stops them once the calling thread has spent that much CPU time. A hostile repo
+        runs into the CPU budget; a starved process on a loaded laptop gets its wall time up to `deadline`."""
         from hippo.core.repo_read import RepoReader
 
         self.root = root
         self._real = root.resolve()
         self.reader = RepoReader(root, settings, max_bytes=MAX_BYTES)
         self.deadline = deadline
+        self._cpu_end = None if cpu_seconds is None else time.thread_time() + cpu_seconds
         self.notes: list[str] = []  # files skipped (size, cost) or steps cut by the deadline: for the log
         self._allowed: dict[str, bool] = {}
         self._from_git = False
@@ -54,6 +57,8 @@ class Repo:
 
     # --- time ----------------------------------------------------------------------------------
     def expired(self) -> bool:
+        if self._cpu_end is not None and time.thread_time() >= self._cpu_end:
+            return True
         return self.deadline is not None and time.monotonic() >= self.deadline
 
     def seconds_left(self, default: float) -> float:

@@ -14,8 +14,10 @@ redacted and escaped inside <recent_changes>, like search results.
 
 The hook answers within about HOOK_SECONDS whatever the repository holds (issue 19). The brief is
 composed in a daemon thread, started first so it runs while git answers for the changes; its steps stop
-taking new files at the brief's deadline, and the hook waits for it no longer than BRIEF_SECONDS, then
-answers with the sections finished by then. Size caps and linear parsers bound each single step (a
+taking new files once it has spent BRIEF_SECONDS of CPU time, and the hook waits for it no longer than
+BRIEF_WALL_SLACK seconds beyond that, then answers with the sections finished by then. The budget is CPU
+time, not wall time, because a laptop busy with a build starves the hook's process: a brief that needs
+0.03 CPU-s took more than 1 s of wall time at a load average of 7 on 2 cores and used to be cut off. Size caps and linear parsers bound each single step (a
 thread inside one C-level regex call cannot be interrupted); `hook.main` ends the process with
 os._exit after the reply is flushed, so a thread still running never holds the process either.
 """
@@ -44,7 +46,8 @@ RULES = (
 )
 BRIEF_BUDGET = 6000
 CHANGES_BUDGET = 1800
-BRIEF_SECONDS = 1.0  # how long the hook waits for the brief (HIPPO_BRIEF_SECONDS: 0.1-30, for a slow machine)
+BRIEF_SECONDS = 1.0  # CPU seconds the brief may spend (HIPPO_BRIEF_SECONDS: 0.1-30, for a slow machine)
+BRIEF_WALL_SLACK = 2.0  # wall seconds beyond that the hook waits for a starved brief thread
 BRIEF_STEP_MARGIN = 0.15  # the brief starts no new file this close to its wait's end
 HOOK_SECONDS = 1.5  # git calls for the status and changes end by then (the process itself starts in ~0.1 s)
 GIT_SECONDS = 3.0  # one git call, when the hook's deadline is further away
@@ -67,7 +70,8 @@ def handle(payload: dict[str, Any]) -> dict | None:
     if source != "resume":
         rules = _rules(root)
         budget = HARD_CAP - len(rules) - CHANGES_BUDGET - 600  # 600: the status line, framing and joins
-        worker = BriefWorker(root, settings.spec_globs, min(BRIEF_BUDGET, budget), started_at + brief_seconds)
+        worker = BriefWorker(root, settings.spec_globs, min(BRIEF_BUDGET, budget),
+                             started_at + brief_seconds + BRIEF_WALL_SLACK, brief_seconds)
     has_index = IndexDir(idx).has_index()
     system_message = None
     if source != "compact":
@@ -106,11 +110,13 @@ def _brief_seconds() -> float:
 
 
 class BriefWorker:
-    """The brief, composed in a daemon thread from the moment the hook starts; `result` waits for it until
-    `wait_until` and then answers with the sections finished so far."""
+    """The brief, composed in a daemon thread from the moment the hook starts; it stops taking new work
+    after `cpu_seconds` of its own CPU time, and `result` waits for it until `wait_until` and then answers
+    with the sections finished so far."""
 
-    def __init__(self, root: Path, spec_globs, budget: int, wait_until: float):
+    def __init__(self, root: Path, spec_globs, budget: int, wait_until: float, cpu_seconds: float | None = None):
         self.wait_until = wait_until
+        self.cpu_seconds = cpu_seconds
         self.parts: list[str] = []  # each finished section, appended by the thread
         self.notes: list[str] = []
         self.text: str | None = None
@@ -123,8 +129,9 @@ class BriefWorker:
         from hippo.push.brief import compose
 
         try:
+            cpu = None if self.cpu_seconds is None else max(0.05, self.cpu_seconds - BRIEF_STEP_MARGIN)
             self.text = compose(root, spec_globs, budget, deadline=self.wait_until - BRIEF_STEP_MARGIN,
-                                parts=self.parts, notes=self.notes)
+                                cpu_seconds=cpu, parts=self.parts, notes=self.notes)
         except Exception as exc:  # noqa: BLE001 - a brief that fails costs the brief, never the hook
             self.error = exc
 
