@@ -121,3 +121,47 @@ def test_docs_named_by_the_repos_own_spec_globs_still_count(git_repo):
     root = git_repo({"docs/design.md": "# Coding conventions\n\nEvery module owns one thing; never import upward.\n"})
     assert "never import upward" in conventions.render(Repo(root), ("docs/*.md",), 3000)
     assert "never import upward" not in conventions.render(Repo(root), DEFAULT_SPEC_GLOBS, 3000)
+
+
+# --- found by the 23-repo brief bench (bench/brief/run.py), December 2026 --------------------------------
+def test_a_readme_install_of_the_published_package_is_not_a_contributor_install(git_repo):
+    """ufo's README says `pnpm install ufo` (a user adding the release); the checkout is set up with `pnpm install`."""
+    root = git_repo({"package.json": json.dumps({"name": "ufo", "packageManager": "pnpm@10",
+                                                 "scripts": {"test": "vitest run"}}),
+                     "pnpm-lock.yaml": "lockfileVersion: '9.0'\n",
+                     "README.md": "# ufo\n\n## Install\n\n```sh\npnpm install ufo\nbun install ufo\n```\n\n"
+                                  "## Development\n\n```sh\npnpm install\npnpm test\n```\n"})
+    installs = cmds(root)["install"]
+    assert "pnpm install ufo" not in installs and "bun install ufo" not in installs
+    assert "pnpm install" in installs
+    assert commands.installs_own_package("python3 -m pip install --upgrade Humanize", {"humanize"})
+    assert not commands.installs_own_package("pip install -e '.[tests]'", {"humanize"})
+
+
+def test_the_one_test_template_names_the_repos_own_test_folder(git_repo):
+    """python-tabulate keeps its tests in `test/`: `pytest tests/<file>.py` pointed at a folder it does not have."""
+    root = git_repo({"pyproject.toml": '[project]\nname = "tab"\n[tool.pytest.ini_options]\naddopts = "-v"\n',
+                     "tab/__init__.py": "", "test/test_x.py": "def test_x():\n    pass\n"})
+    assert cmds(root)["test_one"] == ["pytest test/<file>.py::<test_name>"]
+
+
+def test_maintainer_housekeeping_is_not_listed_among_other_tasks(git_repo):
+    root = git_repo({"Makefile": "test:\n\tpytest\npublish:\n\ttwine upload dist/*\nhelp:\n\t@echo hi\n"
+                                 "docs:\n\tsphinx-build docs out\nrelease:\n\t./release.sh\n"})
+    text = commands.render(commands.extract(Repo(root)), 2000)
+    assert "`make docs`" in text
+    assert "make publish" not in text and "make help" not in text and "make release" not in text
+
+
+def test_readme_api_sections_and_contributor_lists_are_not_conventions(git_repo):
+    """picomatch's README documents its `.test()` function under `### [.test](lib/picomatch.js#L128)`, and
+    python-tabulate's lists its contributors under `## Contributors`: neither is a testing or contributing rule."""
+    root = git_repo({"README.md": "# lib\n\n## Testing\n\nRun every test with `npm test` before you push; "
+                                  "new code needs a test.\n\n### [.test](lib/picomatch.js#L128)\n\nTest `input` "
+                                  "with the given `regex`. This is used by the main function to test a string.\n\n"
+                                  "## Contributors\n\nAda Lovelace, Grace Hopper, Alan Turing, Edsger Dijkstra, "
+                                  "Barbara Liskov, Donald Knuth.\n",
+                     "package.json": json.dumps({"name": "lib", "scripts": {"test": "mocha"}})})
+    text = conventions.render(Repo(root), DEFAULT_SPEC_GLOBS, 3000)
+    assert "README.md:3-" in text  # the real testing section stays
+    assert ".test" not in text and "Grace Hopper" not in text

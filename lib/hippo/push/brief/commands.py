@@ -441,7 +441,7 @@ def from_pyproject(repo: Repo, tox_envs: bool = True) -> list[Command]:
     if "pytest" in tool:
         opts = tool["pytest"].get("ini_options", tool["pytest"]) if isinstance(tool["pytest"], dict) else {}
         paths = opts.get("testpaths") if isinstance(opts, dict) else None
-        where = paths[0] if isinstance(paths, list) and paths and isinstance(paths[0], str) else "tests"
+        where = paths[0] if isinstance(paths, list) and paths and isinstance(paths[0], str) else test_dir(repo)
         out.append(Command("test", f"{run}pytest", src, "[tool.pytest]", INFERRED))
         out.append(Command("test_one", f"{run}pytest {where}/<file>.py::<test_name>", src, "", INFERRED))
     if "ruff" in tool:
@@ -484,6 +484,12 @@ def from_pyproject(repo: Repo, tox_envs: bool = True) -> list[Command]:
             repo.memo[("ini", "pyproject.toml [tool.tox]")] = cp
         out += _tox_from_ini(cp, src + " [tool.tox]", python_range(repo)) if cp else []
     return out
+
+
+def test_dir(repo: Repo) -> str:
+    """The top-level test folder the repo has (`test/` in some, `tests/` in most), for a one-test template."""
+    tops = {f.split("/", 1)[0] for f in repo.tracked() if "/" in f}
+    return next((d for d in ("tests", "test", "testing") if d in tops), "tests")
 
 
 def package_dir(repo: Repo, project: dict) -> str:
@@ -875,7 +881,9 @@ _INLINE = re.compile(r"``([^`\n]{3,120})``|`([^`\n]{3,120})`")
 
 def from_docs(repo: Repo, max_files: int = 8) -> list[Command]:
     from hippo.push.brief.conventions import contributor_doc, doc_sections
+    from hippo.push.brief.layout import project_names
 
+    own = project_names(repo)
     docs = [f for f in repo.tracked() if DEV_DOC.search(f) and f.count("/") <= 3 and contributor_doc(f)]
     docs.sort(key=lambda f: (f.count("/"), not f.lower().startswith(("contributing", ".github/contributing")), f.lower()))
     out: list[Command] = []
@@ -889,9 +897,26 @@ def from_docs(repo: Repo, max_files: int = 8) -> list[Command]:
                 continue
             for cand in _doc_command_lines(sec.text):
                 kind = classify(cand)
+                if kind == "install" and installs_own_package(cand, own):
+                    continue
                 if kind and _ecosystem_present(repo, cand):
                     out.append(Command(kind, redact(cand), rel, "", DOCS))
     return out
+
+
+def _package_key(word: str) -> str:
+    return re.sub(r"[-_.]+", "-", word.strip("'\"").split("@")[0].split("[")[0].split("=")[0].split("<")[0]
+                  .split(">")[0].split("~")[0].lower())
+
+
+def installs_own_package(cmd: str, own: set[str]) -> bool:
+    """`pnpm install ufo` or `pip install --upgrade humanize` in the project's own README installs the
+    published release for a user; a contributor installs the checkout (`pnpm install`, `pip install -e .`)."""
+    words = cmd.split()
+    if not own or len(words) < 3:
+        return False
+    keys = {_package_key(n) for n in own}
+    return any(_package_key(w) in keys for w in words[2:] if not w.startswith("-"))
 
 
 _ECOSYSTEM = [
@@ -971,6 +996,17 @@ def extract(repo: Repo) -> list[Command]:
     return [c for c in cmds if c.rank < INFERRED or (c.kind, " ".join(c.cmd.split()[:2])) not in explicit]
 
 
+_HOUSEKEEPING = {"release", "prerelease", "publish", "deploy", "version", "bump", "tag", "upload", "clean",
+                 "distclean", "authors", "contributors", "help", "default", "stale", "sponsors"}
+
+
+def housekeeping(cmd: str) -> bool:
+    """A maintainer's or the tool's own task (`make publish`, `make help`, `scripts/version-bump.sh`): not
+    something a contributor runs while changing the code, so not worth a place among the other tasks."""
+    name = cmd.split()[-1].rsplit("/", 1)[-1].rsplit(".", 1)[0] if cmd.split() else ""
+    return any(t in _HOUSEKEEPING for t in re.split(r"[^a-z0-9]+", name.lower()) if t)
+
+
 def render(cmds: list[Command], budget: int) -> str:
     if not cmds or budget < 200:
         return ""
@@ -988,7 +1024,7 @@ def render(cmds: list[Command], budget: int) -> str:
                 break
         out.append(line)
         used += len(line) + 1
-    others = [c for c in cmds if c.kind == "other" and c.rank == RUNNER]
+    others = [c for c in cmds if c.kind == "other" and c.rank == RUNNER and not housekeeping(c.cmd)]
     if others:
         line = "- other tasks: " + ", ".join(f"`{c.cmd}`" for c in others[:12]) + (" …" if len(others) > 12 else "")
         if used + len(line) + 1 <= budget:

@@ -51,7 +51,7 @@ PROCESS_HEADING = re.compile(
     r"install(ation|ing)?\b|usage|example|quick ?start|features|benchmarks?|comparison|alternatives|feedback|"
     r"suitab|feature requests?|new contributors|how to contribute|ways to contribute|submit|sending|"
     r"documentation contributions|translations?|links|filing|bugs?\b|quick steps|steps to contribute|\?\s*$|"
-    r"^how do i", re.I)
+    r"^how do i|^\W*(our |the )?contributors\b(?!'|\s*guide)", re.I)
 PROCESS_TEXT = re.compile(
     r"pull request|\bPRs?\b|\bfork\b|code of conduct|sponsor|donat|funding|open ?collective|patreon|tidelift|"
     r"\bCLA\b|sign[- ]off|\bDCO\b|issue tracker|(open|file|create|submit) an? (new )?issue|discord|slack|gitter|"
@@ -223,7 +223,16 @@ def keep_section(sec: Section, user_docs: bool = False) -> bool:
         return False
     if RULE_FILE.search(sec.path):
         return True
+    if api_heading(sec.title):
+        return False
     return bool(DEV_HEADING.search(sec.title)) and not sec.title.rstrip().endswith("?")  # FAQ entries are for users
+
+
+def api_heading(title: str) -> bool:
+    """A heading that names an API (`[.test](lib/x.js#L12)`, `` `parse()` ``, `.matcher`) documents that function
+    for users, whatever word it is: "test" there is not a testing section."""
+    bare = re.sub(r"\]\([^)\n]*\)", "]", title[:MAX_TITLE_CHARS]).strip(" []`*#:")
+    return re.fullmatch(r"\.?[A-Za-z_$][\w.$]*\([^()]*\)|\.[A-Za-z_$][\w.$]*", bare) is not None
 
 
 def drop_process(text: str) -> str:

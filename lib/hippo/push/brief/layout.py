@@ -89,6 +89,17 @@ def _project_line(repo: Repo) -> str:
     return ""
 
 
+def project_names(repo: Repo) -> set[str]:
+    """The names the project publishes under (pyproject, Cargo.toml, package.json, go.mod), lower case."""
+    out = set()
+    for name in ("pyproject.toml", "Cargo.toml", "package.json", "go.mod"):
+        real = repo.find(name)
+        title = _project_of(repo, name, real)[0] if real else ""
+        if title and title != "workspace":
+            out.add(title.lower())
+    return out
+
+
 def _project_of(repo: Repo, name: str, real: str) -> tuple[str, str]:
     """(name, description) a manifest declares; ('', '') when it declares none."""
     if name == "go.mod":
