@@ -434,7 +434,7 @@ def _sync_base(root: Path, settings: Settings, force_check: bool, embedder_model
     started = time.monotonic()
     if not settings.shared_index:
         return SyncResult("off")
-    index_dir = settings.index_path(root)
+    index_dir = IndexDir.of(root, settings).path
     team = load_team(index_dir)
     heads = ancestors(root)
     if not heads:
@@ -534,7 +534,8 @@ def _seed(root: Path, settings: Settings, loc: Location, fs, base: Manifest, tru
     base rows of the same blob. Returns (bytes downloaded, the verification). Raises BaseRejected for a
     snapshot that does not match its manifest, RemoteError when the store fails.
     """
-    from hippo.index.indexer import WriterLock, index_dir_for
+    from hippo.core.integrity import prepare_for_writing
+    from hippo.index.indexer import WriterLock
     from hippo.index.state import load_state
     from hippo.sharing.team_verify import verify_base
 
@@ -542,7 +543,8 @@ def _seed(root: Path, settings: Settings, loc: Location, fs, base: Manifest, tru
     problem = base.problem(settings.shared_index_max_mb * MiB)
     if problem:
         raise BaseRejected(problem)
-    index_dir = index_dir_for(root, settings)
+    index_dir = IndexDir.of(root, settings).path
+    prepare_for_writing(root, index_dir)
     _sweep_downloads(index_dir)
     tmp = index_dir / f"{DOWNLOAD_PREFIX}{uuid.uuid4().hex[:12]}"
     try:

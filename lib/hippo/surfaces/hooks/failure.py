@@ -17,13 +17,13 @@ def handle(payload: dict[str, Any], diagnoser=None) -> dict | None:
     """The hook. Without a `diagnoser`, a cold in-process WarmIndex answers (loaded only past the gate)."""
     if diagnoser is None:
         def diagnoser(request: dict) -> dict | None:
-            from hippo.core.runtime import find_repo_root, index_dir
+            from hippo.core.runtime import find_repo_root, hook_context
             from hippo.surfaces.service.host import WarmIndex
 
             root = find_repo_root(str(payload.get("cwd") or ""))
             if root is None:
                 return None
-            settings, _idx = index_dir(root)
+            settings, _idx = hook_context(root)
             return WarmIndex(root, settings, cold=True).diagnose(request)
     return respond(payload, diagnoser)
 
