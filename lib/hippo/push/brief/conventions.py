@@ -19,6 +19,7 @@ from pathlib import Path
 from hippo.core import pathkind
 from hippo.core.config import DEFAULT_SPEC_GLOBS
 from hippo.core.repo_read import NEVER_DESCEND
+from hippo.index.chunking.headings import headings
 from hippo.push.brief.repo import Repo, redact
 
 MAX_SPEC_FILES = 40
@@ -149,10 +150,6 @@ def _file_weight(path: str) -> float:
 
 
 # --- sections ------------------------------------------------------------------------------------
-_MD_HEADING = re.compile(r"#{1,4}\s+\S")
-_UNDERLINE = re.compile(r"=+|-+|~+|\^+")
-
-
 def doc_sections(repo: Repo, rel: str) -> list[Section]:
     """A doc file's sections, read once per brief (commands and conventions both walk the README)."""
     key = ("sections", rel)
@@ -163,28 +160,15 @@ def doc_sections(repo: Repo, rel: str) -> list[Section]:
 
 
 def sections(path: str, text: str) -> list[Section]:
-    """Split a file into titled sections with exact line ranges (Markdown/RST headings; else whole)."""
+    """Split a file into titled sections with exact line ranges (the chunker's Markdown/RST headings; else
+    whole)."""
     lines = text.split("\n")
     is_doc = path.lower().endswith(DOC_EXT) or "." not in path.rsplit("/", 1)[-1]
     heads: list[tuple[int, str]] = []
-    fences = ("```",) if path.lower().endswith(".rst") else ("```", "~~~")  # RST underlines can be ~~~
     if is_doc:
-        fence = False
-        for i, ln in enumerate(lines):
-            first = ln[:1]
-            if not first or first not in "#=-~^`" and not first.isspace():
-                continue  # most lines: not a heading, underline or fence
-            if ln.lstrip().startswith(fences):
-                fence = not fence
-            elif fence:
-                continue
-            elif first == "#" and _MD_HEADING.match(ln):
-                heads.append((i, ln.lstrip("#").strip()[:MAX_TITLE_CHARS]))
-            elif i > 0 and first in "=-~^" and _UNDERLINE.fullmatch(ln.strip()) and lines[i - 1].strip() \
-                    and len(ln.strip()) >= len(lines[i - 1].strip()) * 0.6:
-                if heads and heads[-1][0] == i - 2 and _UNDERLINE.fullmatch(lines[i - 2].strip() or "x"):
-                    continue  # the closing overline of an RST title
-                heads.append((i - 1, lines[i - 1].strip()[:MAX_TITLE_CHARS]))
+        flavour = "rst" if path.lower().endswith(".rst") else "markdown"
+        found = headings([ln[:-1] if ln.endswith("\r") else ln for ln in lines], flavour)
+        heads = [(row, title[:MAX_TITLE_CHARS]) for row, _level, title in found if title]  # `#` alone titles nothing
     if not heads or heads[0][0] > 0:
         heads.insert(0, (0, path.rsplit("/", 1)[-1]))
     out: list[Section] = []
