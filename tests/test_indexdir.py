@@ -162,10 +162,8 @@ def test_hippo_home(monkeypatch, tmp_path):
     assert indexdir.hippo_home() == Path.home() / "hh"
     monkeypatch.setenv("HIPPO_HOME", str(tmp_path))
     assert indexdir.hippo_home() == tmp_path
-    from hippo.core import runtime as common
     from hippo.index.embedding import paths
 
-    assert paths.hippo_home is indexdir.hippo_home and common.hippo_home is indexdir.hippo_home
     assert paths.models_dir() == tmp_path / "models"
 
 

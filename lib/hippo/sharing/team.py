@@ -40,7 +40,6 @@ import shutil
 import sys
 import time
 import uuid
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
@@ -267,7 +266,6 @@ class PublishReport:
 
 
 def publish(root: Path, settings: Settings, *, embedder=None, allow_dirty: bool = False, force: bool = False,
-            before_manifest: Callable[[Location, str], None] | None = None,
             progress=None) -> PublishReport:
     """Index HEAD (incrementally, seeded from an ancestor's snapshot when one exists) and upload it."""
     from hippo.core import gitutil
@@ -329,8 +327,6 @@ def publish(root: Path, settings: Settings, *, embedder=None, allow_dirty: bool 
     manifest = Manifest(commit=commit, model_id=state.model_id, dim=state.dim, schema_version=state.schema_version,
                         publish_id=report.publish_id, created_at=time.time(), chunks=local_rows, files=local,
                         sha256=hashes, hippo_version=__version__)
-    if before_manifest is not None:  # tests look at the remote between data and manifest
-        before_manifest(loc, snap)
     _write(fs, loc.join(commit, MANIFEST), manifest.to_json().encode())
     report.chunks, report.files, report.bytes = local_rows, len(local), sum(local.values())
     report.seconds = time.monotonic() - started

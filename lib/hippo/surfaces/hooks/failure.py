@@ -8,9 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hippo.push.diagnosis.respond import EVENT, LEAD, hit_key, respond
-
-__all__ = ["EVENT", "LEAD", "diagnose", "handle", "hit_key"]
+from hippo.push.diagnosis.respond import respond
 
 
 def handle(payload: dict[str, Any], diagnoser=None) -> dict | None:
@@ -27,9 +25,3 @@ def handle(payload: dict[str, Any], diagnoser=None) -> dict | None:
             return WarmIndex(root, settings, cold=True).diagnose(request)
     return respond(payload, diagnoser)
 
-
-def diagnose(searcher, request: dict, mode: str = "hybrid") -> dict:
-    """hippo.push.diagnosis.pipeline.diagnose (kept here for callers of the hook module)."""
-    from hippo.push.diagnosis.pipeline import diagnose as run
-
-    return run(searcher, request, mode=mode)
