@@ -73,9 +73,8 @@ def git_repo(tmp_path: Path) -> GitRepoFactory:
         root = tmp_path / (name or f"repo{counter['n']}")
         root.mkdir(parents=True)
         git(root, "init", "-q", "-b", "main")
-        git(root, "config", "user.name", "Test")
-        git(root, "config", "user.email", "test@example.com")
-        git(root, "config", "commit.gpgsign", "false")
+        with open(root / ".git" / "config", "a", encoding="utf-8") as fh:  # one git process fewer per setting
+            fh.write("[user]\n\tname = Test\n\temail = test@example.com\n[commit]\n\tgpgsign = false\n")
         write_files(root, files or {})
         if commit and files:
             git(root, "add", "-A")

@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 from hippo.core.config import load_settings
+from hippo.core.indexdir import IndexDir
 from hippo.index.embedding.fake import FakeEmbedder
 from hippo.index.indexer import embed_text, index_repo
 from hippo.index.state import RACY_NS, load_state
@@ -59,7 +60,7 @@ def index_rows(index_dir: Path) -> list[dict]:
 
 def index_content(root: Path) -> set[tuple[str, int, int, str]]:
     """(path, start, end, content hash) of every chunk in the repo's own index; all must be embedded."""
-    rows = index_rows(load_settings(root).index_path(root))
+    rows = index_rows(IndexDir.of(root, load_settings(root)).path)
     assert all(r["embedded"] for r in rows), "index left chunks without vectors"
     return content_of(rows)
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from hippo.core.config import DEFAULT_SPEC_GLOBS
 from hippo.push.brief import commands, compose, conventions, layout
 from hippo.push.brief.repo import Repo
@@ -156,6 +158,28 @@ def test_spec_globs_are_case_insensitive(tmp_path):
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text("# T\n\ntext text text text text text text text text\n")
     assert conventions.spec_files(tmp_path, DEFAULT_SPEC_GLOBS) == ["Contributing.md", "docs/Guide.MD", "readme.rst"]
+
+
+@pytest.mark.parametrize("glob, rel, want", [
+    ("*.toml", "pyproject.toml", True),
+    ("*.toml", "crates/x/Cargo.toml", False),  # a bare name is a file at the root (fnmatch's `*` crossed `/`)
+    ("/setup.cfg", "setup.cfg", True),
+    ("docs/*.md", "docs/a.md", True),
+    ("docs/*.md", "docs/x/a.md", False),  # `*` stays in one folder
+    ("docs/**/*.md", "docs/x/y/a.md", True),
+    ("docs/**/*.md", "docs/a.md", True),
+    ("**/adr/**/*.md", "a/b/adr/0001.md", True),
+    ("doc?/*.rst", "DOCS/Index.RST", True),  # case-insensitive
+    ("doc?/*.rst", "doc/x.rst", False),
+])
+def test_spec_globs_mean_what_gitignore_globs_mean(glob, rel, want):
+    assert conventions.spec_matcher([glob])(rel) is want
+
+
+def test_a_negated_spec_glob_takes_files_out():
+    matches = conventions.spec_matcher(["docs/**/*.md", "!docs/api/**"])
+    assert matches("docs/guide.md") and not matches("docs/api/x.md")
+    assert conventions.spec_matcher([]) is None and conventions.spec_matcher(["!x"]) is None
 
 
 CONTRIBUTING = """# Contributing

@@ -11,7 +11,6 @@ import subprocess
 import sys
 import textwrap
 import time
-from pathlib import Path
 
 import pytest
 
@@ -48,18 +47,17 @@ WRITER = textwrap.dedent("""
     from hippo.index.embedding.fake import FakeEmbedder
     from hippo.index.indexer import index_repo
     root, rounds = Path(sys.argv[1]), int(sys.argv[2])
-    sys.path.insert(0, sys.argv[3])
-    from test_concurrency import HOT, version_text
+    versions = json.loads(Path(sys.argv[3]).read_text())  # hot path -> [version 0 text, version 1 text]
     emb = FakeEmbedder()
     stats = {"runs": 0, "pruned_all": 0}
     for r in range(rounds):
         v = (r + 1) % 2
-        for i, rel in enumerate(HOT):
+        for i, (rel, texts) in enumerate(versions.items()):
             p = root / rel
             if i == 0 and v == 1:
                 p.unlink(missing_ok=True)
             else:
-                p.write_text(version_text(i, v))
+                p.write_text(texts[v])
         rep = index_repo(root, embedder=emb)
         stats["runs"] += 1
         stats["pruned_all"] += rep.pruned_all
@@ -107,7 +105,8 @@ def test_writer_and_searchers_at_once(tmp_path, git_repo):
     (tmp_path / "writer.py").write_text(WRITER)
     (tmp_path / "expected.json").write_text(json.dumps(expected_sets()))
     stop = tmp_path / "stop"
-    tests_dir = str(Path(__file__).parent)
+    versions = tmp_path / "versions.json"
+    versions.write_text(json.dumps({rel: [version_text(i, 0), version_text(i, 1)] for i, rel in enumerate(HOT)}))
     readers = [subprocess.Popen([sys.executable, str(tmp_path / "reader.py"), str(root),
                                  str(tmp_path / "expected.json"), str(stop), str(tmp_path / f"ready{n}")],
                                 env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE) for n in range(3)]
@@ -116,7 +115,7 @@ def test_writer_and_searchers_at_once(tmp_path, git_repo):
         assert all(r.poll() is None for r in readers), "a reader exited before opening the index"
         assert time.monotonic() < deadline, "readers did not open the index"
         time.sleep(0.02)
-    writer = subprocess.run([sys.executable, str(tmp_path / "writer.py"), str(root), str(ROUNDS), tests_dir],
+    writer = subprocess.run([sys.executable, str(tmp_path / "writer.py"), str(root), str(ROUNDS), str(versions)],
                             env=env, capture_output=True, timeout=600)
     stop.touch()
     outs = [r.communicate(timeout=120) for r in readers]

@@ -15,7 +15,8 @@ import pytest
 
 from hippo.core.config import DEFAULT_MODEL
 from hippo.core.errors import EmbedderUnavailable
-from hippo.index.embedding import Embedder, build, hippo_home, load_embedder, model_id_for, paths, prepare_model
+from hippo.core.indexdir import hippo_home
+from hippo.index.embedding import Embedder, build, load_embedder, model_id_for, paths, prepare_model
 from hippo.index.embedding.fake import FAKE_DIM, FakeEmbedder, tokens
 
 # Reference vectors of GOLDEN_TEXT (int8 model and the fp32 graph it quantizes). int8 GEMM kernels differ

@@ -1,4 +1,4 @@
-"""Failure retrieval (`failure.diagnose`) and the warm server protocol, against a stand-in Searcher
+"""Failure retrieval (`diagnosis.pipeline.diagnose`) and the warm server protocol, against a stand-in Searcher
 over the real fixture projects, plus an end-to-end run on a real index when the indexer is available."""
 from __future__ import annotations
 

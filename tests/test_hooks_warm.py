@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from hippo.core.indexdir import index_location
+from hippo.core.indexdir import IndexDir
 from hippo.core.runtime import find_repo_root
 from hippo.surfaces.service import client
 from hook_helpers import LOADED_BOX_S, error_text, warm_payload
@@ -35,15 +35,15 @@ def test_repo_root_matches_common(tmp_path):
     assert client.repo_root("") is None and client.repo_root(None) is None
 
 
-def test_quick_index_dir_honours_env_and_config(tmp_path, monkeypatch):
+def test_index_dir_of_a_str_root_honours_env_not_repo_config(tmp_path, monkeypatch):
     monkeypatch.delenv("HIPPO_INDEX_DIR", raising=False)
     root = str(tmp_path)
-    assert index_location(root) == os.path.join(root, ".hippo")
+    assert IndexDir.of(root).path == os.path.join(root, ".hippo")
     (tmp_path / "hippo.toml").write_text('[hippo]\nindex_dir = "idx-here"\n')
-    assert index_location(root) == os.path.join(root, ".hippo")  # a repo file cannot move the index
+    assert IndexDir.of(root).path == os.path.join(root, ".hippo")  # a repo file cannot move the index
     (tmp_path / "hippo.toml").unlink()
     monkeypatch.setenv("HIPPO_INDEX_DIR", str(tmp_path / "elsewhere"))
-    assert index_location(root) == str(tmp_path / "elsewhere")
+    assert IndexDir.of(root).path == str(tmp_path / "elsewhere")
 
 
 def test_socket_path_long_dirs_go_to_the_private_socket_dir(tmp_path):

@@ -5,6 +5,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -161,20 +162,22 @@ def test_hippo_home(monkeypatch, tmp_path):
     assert indexdir.hippo_home() == Path.home() / "hh"
     monkeypatch.setenv("HIPPO_HOME", str(tmp_path))
     assert indexdir.hippo_home() == tmp_path
-    from hippo.core import runtime as common
     from hippo.index.embedding import paths
 
-    assert paths.hippo_home is indexdir.hippo_home and common.hippo_home is indexdir.hippo_home
     assert paths.models_dir() == tmp_path / "models"
 
 
-def test_index_path_matches_settings(monkeypatch, tmp_path):
+def test_index_dir_of_a_repo_matches_settings_and_keeps_the_roots_type(monkeypatch, tmp_path):
     root = tmp_path / "repo"
     monkeypatch.delenv("HIPPO_INDEX_DIR", raising=False)
-    assert indexdir.index_path(root) == root / ".hippo" == load_settings(root).index_path(root)
+    of = indexdir.IndexDir.of
+    assert of(root).path == root / ".hippo" == of(root, load_settings(root)).path
+    assert of(str(root)).path == os.path.join(str(root), ".hippo")  # a str root: no pathlib (the hook client)
     for value, want in (("idx", root / "idx"), (str(tmp_path / "abs"), tmp_path / "abs"), ("~/i", Path.home() / "i")):
         monkeypatch.setenv("HIPPO_INDEX_DIR", value)
-        assert indexdir.index_path(root) == want == load_settings(root).index_path(root)
+        assert of(root).path == want == of(root, load_settings(root)).path
+        assert of(str(root)).path == str(want)  # client and server agree on the socket's name
+    assert of(root, replace(load_settings(root), index_dir="other")).path == root / "other"  # the setting wins
 
 
 def test_create_writes_the_gitignore_once(tmp_path):

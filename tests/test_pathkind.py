@@ -5,7 +5,7 @@ import pytest
 
 from hippo.core import pathkind
 
-# path -> the kinds it has (test, doc, changelog, example, vendored, generated); absent = code
+# path -> the kinds it has (test, doc, changelog, example, vendored, generated, types, prose_name); absent = code
 EXAMPLES = {
     "src/app/models.py": set(),
     "lib/history.js": set(),
@@ -23,7 +23,9 @@ EXAMPLES = {
     "__tests__/render.js": {"test"},
     "tests/fixtures/repo/a.py": {"test"},
     "pkg/testdata/input.json": {"test"},
-    "README.md": {"doc"},
+    "README.md": {"doc", "prose_name"},
+    "LICENSE": {"prose_name"},
+    "pkg/authors.txt": {"doc", "prose_name"},
     "docs/api.py": {"doc"},
     "guide/intro.rst": {"doc"},
     "CHANGELOG.md": {"doc", "changelog"},
@@ -35,8 +37,20 @@ EXAMPLES = {
     "tutorial/step1.js": {"example"},
     "node_modules/left-pad/index.js": {"vendored"},
     "third_party/zlib/zlib.h": {"vendored"},
-    "cc_hippo.egg-info/PKG-INFO": {"vendored"},
+    "cc_hippo.egg-info/PKG-INFO": {"vendored", "generated"},
+    "PKG-INFO": {"generated"},
     "src/generated/api_pb2.py": {"generated"},
+    "api/user_generated.go": {"generated"},
+    "package-lock.json": {"generated"},
+    "rust/Cargo.lock": {"generated"},
+    "go.sum": {"generated"},
+    "static/app.min.js": {"generated"},
+    "static/app.js.map": {"generated"},
+    "src/generator.py": set(),
+    "types/index.d.ts": {"types"},
+    "src/mod.d.mts": {"types"},
+    "stubs/requests/api.pyi": {"types"},
+    "src/dts.ts": set(),
 }
 
 
@@ -44,7 +58,8 @@ EXAMPLES = {
 def test_each_path_has_exactly_its_kinds(path):
     got = {kind for kind, rule in (("test", pathkind.is_test), ("doc", pathkind.is_doc),
                                    ("changelog", pathkind.is_changelog), ("example", pathkind.is_example),
-                                   ("vendored", pathkind.is_vendored), ("generated", pathkind.is_generated))
+                                   ("vendored", pathkind.is_vendored), ("generated", pathkind.is_generated),
+                                   ("types", pathkind.is_type_declaration), ("prose_name", pathkind.is_prose_name))
            if rule(path)}
     assert got == EXAMPLES[path]
 
@@ -58,3 +73,13 @@ def test_low_signal_and_reads_as_doc_are_made_of_the_kinds():
 def test_vendored_dir_names():
     assert pathkind.is_vendored_dir("node_modules") and pathkind.is_vendored_dir("Vendor")
     assert pathkind.is_vendored_dir("mypkg.egg-info") and not pathkind.is_vendored_dir("src")
+
+
+def test_ranking_kinds_come_from_the_table():
+    from hippo.retrieval.rankpolicy import path_kind
+
+    for path, kinds in EXAMPLES.items():
+        want = ("generated" if "generated" in kinds else "types" if "types" in kinds
+                else "changelog" if "changelog" in kinds else "test" if pathkind.is_low_signal(path)
+                else "doc" if kinds & {"doc", "prose_name"} else "code")
+        assert path_kind(path) == want, path

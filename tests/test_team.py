@@ -5,6 +5,7 @@ concurrent publishers, a reader during a publish, ancestor walk, bad manifests a
 """
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -119,16 +120,21 @@ def publish_sample(tmp_path: Path) -> tuple[Path, team.PublishReport]:
 
 # --- publish ----------------------------------------------------------------------------------------
 
-def test_publish_uploads_lance_tables_then_manifest(tmp_path, shared):
+def test_publish_uploads_lance_tables_then_manifest(tmp_path, shared, monkeypatch):
     ci = sample_repo(tmp_path, "ci")
-    seen = {}
-
-    def before_manifest(loc, snap):  # the data is all there, the manifest is not: readers see nothing yet
-        seen["manifest"] = team.read_manifest(loc, git(ci, "rev-parse", "HEAD").strip())
-        seen["files"] = team._list_sizes(loc.filesystem(), snap)
-
-    rep = team.publish(ci, load_settings(ci), embedder=FakeEmbedder(), before_manifest=before_manifest)
     head = git(ci, "rev-parse", "HEAD").strip()
+    seen = {}
+    write = team._write
+
+    def write_watched(fs, path, data):
+        if path.endswith("/" + team.MANIFEST):  # the data is all there, the manifest is not: readers see nothing yet
+            loc = team.parse_location(shared)
+            seen["manifest"] = team.read_manifest(loc, head)
+            seen["files"] = team._list_sizes(loc.filesystem(), loc.join(head, json.loads(data)["publish_id"]))
+        write(fs, path, data)
+
+    monkeypatch.setattr(team, "_write", write_watched)
+    rep = team.publish(ci, load_settings(ci), embedder=FakeEmbedder())
     assert seen["manifest"] is None and "state.json" in seen["files"]
     loc = team.parse_location(shared)
     m = team.read_manifest(loc, head)

@@ -105,6 +105,7 @@ def prepare(corpus, repos: Path, cache: Path, where_cache: Path | None, embedder
 
 def run(a) -> dict:
     from hippo.core.config import load_settings
+    from hippo.core.indexdir import IndexDir
     from hippo.index.embedding import load_embedder
     from hippo.index.state import load_state
 
@@ -122,7 +123,7 @@ def run(a) -> dict:
             gd = corpora.git_dir(Path(a.repos), c)
             root = prepare(c, Path(a.repos), cache, Path(a.where_cache).expanduser() if a.where_cache else None,
                            embedder)
-            indexed = sorted(load_state(load_settings(root).index_path(root)).files)
+            indexed = sorted(load_state(IndexDir.of(root, load_settings(root)).path).files)
             print(f"[{time.strftime('%H:%M:%S')}] {c.name}: {len(indexed)} files indexed", flush=True)
             for t in symbols.build(gd, c.name, c.head):
                 if a.split not in (*keep, t.split):

@@ -79,7 +79,8 @@ def make_variant(work: Path, case: dict) -> None:
 
 def hook(work: Path, case: dict, searcher, error: str, cwd: Path) -> tuple[dict | None, dict | None, float]:
     """(hook output, the diagnose response it used, seconds): the in-process PostToolUseFailure path."""
-    from hippo.surfaces.hooks.failure import diagnose, handle
+    from hippo.push.diagnosis.pipeline import diagnose
+    from hippo.surfaces.hooks.failure import handle
 
     box: dict = {}
 

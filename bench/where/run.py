@@ -106,6 +106,7 @@ def checkout(root: Path, commit: str) -> None:
 def run_corpus(corpus, repos: Path, cache: Path, n: int, workers: list[Worker], embedder,
                split: str = "all") -> list[dict]:
     from hippo.core.config import load_settings
+    from hippo.core.indexdir import IndexDir
     from hippo.index.indexer import index_repo
     from hippo.index.state import load_state
 
@@ -119,7 +120,7 @@ def run_corpus(corpus, repos: Path, cache: Path, n: int, workers: list[Worker], 
         tic = time.perf_counter()
         rep = index_repo(root, embedder=embedder)
         index_s = time.perf_counter() - tic
-        state = load_state(load_settings(root).index_path(root))
+        state = load_state(IndexDir.of(root, load_settings(root)).path)
         indexed = sorted(state.files)
         row = {**t.to_dict(), "indexed_files": len(indexed), "index_s": round(index_s, 2),
                "embedded": rep.chunks_embedded, "systems": {}}

@@ -82,11 +82,6 @@ class Settings:
     extra_ignores: tuple[str, ...] = field(default_factory=tuple)
     rerank_model: str = ""  # a cross-encoder (fastembed name or local folder) reranking search; off when empty
 
-    def index_path(self, root: Path) -> Path:
-        from hippo.core.indexdir import index_path
-
-        return index_path(root, self.index_dir)
-
 
 # --- validation -------------------------------------------------------------------------------
 # A repository's hippo.toml is untrusted input: every value is type-checked, and resource settings are

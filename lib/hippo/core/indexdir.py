@@ -3,8 +3,9 @@ every hook goes through here.
 
 - `hippo_home()`: per-user data that outlives a repository index (built models, the fastembed cache, the
   log of hooks that run outside any repo).
-- `index_path(root)`: a repository's index dir (`<root>/.hippo` unless HIPPO_INDEX_DIR says otherwise);
-  `create(index_dir)` makes it with the `.gitignore` that keeps `git add -A` from committing it.
+- `IndexDir.of(root, settings)`: the one way to find a repository's index dir (`<root>/.hippo` unless
+  HIPPO_INDEX_DIR says otherwise); `create(index_dir)` makes it with the `.gitignore` that keeps `git add -A`
+  from committing it.
 - Locks: advisory whole-file locks, exclusive or shared, that the OS drops when the holder closes the file
   or dies. `flock` on POSIX; on Windows `LockFileEx` on the file's handle (through msvcrt), which has the
   same exclusive/shared/fail-now modes.
@@ -25,7 +26,19 @@ import sys
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
-    from typing import IO
+    from typing import IO, Generic, TypeVar
+
+    from hippo.core.config import Settings
+
+    P = TypeVar("P", str, Path)
+else:  # typing costs the warm hook process an import it otherwise never makes; only mypy needs Generic
+    P = None
+
+    class Generic:
+        __slots__ = ()
+
+        def __class_getitem__(cls, _item):
+            return cls
 
 DEFAULT_DIR = ".hippo"
 PRIVATE_MODE = 0o700  # the index dir and the socket's dir: this user only
@@ -61,31 +74,6 @@ def hippo_home_location() -> str:
     if env:
         return os.path.expanduser(env)
     return os.path.join(os.path.expanduser("~"), ".cache", "hippo")
-
-
-def index_location(root: str, configured: str | None = None) -> str:
-    """The index dir of the repository at `root` as a string, nothing created or checked.
-
-    `configured` is the `index_dir` setting; by default HIPPO_INDEX_DIR, which is where that setting comes
-    from (a repository's own config may not move the index, see config.ENV_ONLY), so hooks need not load
-    settings to find the index. A relative value is taken under `root`. A configured value is spelled as
-    pathlib spells it, so a client and a server that holds a Path agree on the socket's name; the default
-    needs no pathlib (the warm hook process keeps to json/os/sys).
-    """
-    value = os.environ.get("HIPPO_INDEX_DIR", "") if configured is None else configured
-    if value:
-        from pathlib import Path
-
-        p = os.path.expanduser(value)
-        return str(Path(p if os.path.isabs(p) else os.path.join(root, p)))
-    return os.path.join(root, DEFAULT_DIR)
-
-
-def index_path(root: Path | str, configured: str | None = None) -> Path:
-    """`index_location` as a Path (what Settings.index_path returns)."""
-    from pathlib import Path
-
-    return Path(index_location(os.fspath(root), configured))
 
 
 def create(index_dir: Path) -> None:
@@ -144,17 +132,46 @@ def read_only_reason(index_dir: Path | str) -> str | None:
             "and run `hippo index`.")
 
 
-class IndexDir:
+class IndexDir(Generic[P]):
     """One index directory and the paths of its files. Paths come back as the type the directory was given:
     a str for the warm hook process (no pathlib), a Path everywhere else."""
 
     __slots__ = ("path",)
 
-    def __init__(self, path: Path | str) -> None:
-        self.path = path
+    def __init__(self, path: P) -> None:
+        self.path: P = path
 
-    def _at(self, name: str):
-        return os.path.join(self.path, name) if isinstance(self.path, str) else self.path / name
+    @classmethod
+    def of(cls, root: P, settings: Settings | None = None) -> IndexDir[P]:
+        """The index dir of the repository at `root`, nothing created or checked: the one place that says
+        where an index lives (`refuse_planted` checks it, `create` makes it).
+
+        The `index_dir` setting moves it; without `settings`, HIPPO_INDEX_DIR, which is where that setting
+        comes from (a repository's own config may not move the index, see config.ENV_ONLY), so hooks need
+        not load settings to find the index. A relative value is taken under `root`. A configured value is
+        spelled as pathlib spells it, so a client holding a str and a server holding a Path agree on the
+        socket's name; the default needs no pathlib (the warm hook process keeps to json/os/sys).
+        """
+        value = os.environ.get("HIPPO_INDEX_DIR", "") if settings is None else settings.index_dir
+        where = os.fspath(root)
+        if value:
+            from pathlib import Path
+
+            p = os.path.expanduser(value)
+            where = str(Path(p if os.path.isabs(p) else os.path.join(where, p)))
+        else:
+            where = os.path.join(where, DEFAULT_DIR)
+        if isinstance(root, str):
+            return cls(where)
+        from pathlib import Path
+
+        return cls(Path(where))
+
+    def _at(self, name: str) -> P:
+        path = self.path
+        if isinstance(path, str):
+            return os.path.join(path, name)
+        return path / name
 
     state = property(lambda self: self._at(STATE))
     db = property(lambda self: self._at(DB))

@@ -27,7 +27,7 @@ import zlib
 from pathlib import Path
 
 from hippo.core.config import UnsafeIndexDir, check_index_dir
-from hippo.core.indexdir import IndexDir, atomic_write
+from hippo.core.indexdir import IndexDir, atomic_write, create
 
 MARK = "damaged"
 FULL_BELOW = 1 << 20  # files up to 1 MB are summed whole; bigger ones by head and tail
@@ -50,6 +50,13 @@ def refuse_planted(root: Path, index_dir: Path) -> None:
     if _tracked_by_git(root, index_dir):
         raise UnsafeIndexDir(f"git tracks files under {index_dir}: a repository must not ship hippo's index "
                              "dir. Remove them (or set HIPPO_INDEX_DIR elsewhere) and run `hippo index` again.")
+
+
+def prepare_for_writing(root: Path, index_dir: Path) -> None:
+    """What every writer does before its first write: refuse a planted index dir, then create it (private,
+    with its `.gitignore`)."""
+    refuse_planted(root, index_dir)
+    create(index_dir)
 
 
 _TRACKED_CACHE: dict[tuple[str, str], tuple[object, bool]] = {}

@@ -1,4 +1,5 @@
-"""What kind of path this is: a test, prose, a changelog, an example, vendored or generated code.
+"""What kind of path this is: a test, prose, a changelog, an example, vendored or generated code, a type
+declaration.
 
 One table of rules for discovery, search, diagnosis and the brief; each decides what a kind weighs for
 it (search ranks examples low unless asked, diagnosis reads them like docs). The examples the rules
@@ -33,7 +34,17 @@ _DOC_DIR = re.compile(r"(?:^|/)(?:docs?|documentation|site|website|guides?)/", r
 # Release notes repeat every feature's words; they answer "what changed", never "where is it done".
 _CHANGELOG = re.compile(r"(?:^|/)(?:change[s_-]?log|changes|history|news|release[s_-]?notes?|releases)"
                         r"(?:\.(?:md|mdx|markdown|rst|txt|adoc))?$", re.IGNORECASE)  # `history.js` is code
-_GENERATED_DIR = re.compile(r"(?:^|/)generated/", re.IGNORECASE)
+# Written by a tool, not by hand: package metadata, lockfiles, minified bundles and their maps, generated code.
+_GENERATED = re.compile(
+    r"(^|/)(pkg-info|[^/]+\.egg-info/.*|[^/]+\.dist-info/.*|package-lock\.json|npm-shrinkwrap\.json|yarn\.lock|"
+    r"pnpm-lock\.yaml|cargo\.lock|poetry\.lock|uv\.lock|pdm\.lock|pipfile\.lock|gemfile\.lock|composer\.lock|"
+    r"go\.sum|[^/]+\.min\.(js|css)|[^/]+\.(js|css)\.map|[^/]*[._-]generated\.[a-z]+|generated/.*)$",
+    re.IGNORECASE)
+# Declarations of an API whose code lives elsewhere (TypeScript's .d.ts, Python's stubs).
+_TYPE_DECLARATION = re.compile(r"\.(d\.[cm]?ts|pyi)$", re.IGNORECASE)
+# The project's own prose files by name, with or without an extension (`LICENSE`, `readme.txt`).
+_PROSE_NAME = re.compile(r"(^|/)(readme|contributing|code_of_conduct|security|authors|license|copying)"
+                         r"(\.[a-z0-9]+)?$", re.IGNORECASE)
 
 
 def is_test(path: str) -> bool:
@@ -85,7 +96,20 @@ def is_vendored(path: str) -> bool:
 
 
 def is_generated(path: str) -> bool:
-    return bool(_GENERATED_DIR.search(path))
+    """Written by a tool: PKG-INFO and egg-/dist-info, lockfiles, minified bundles and source maps,
+    `*_generated.*`, anything under `generated/`."""
+    return bool(_GENERATED.search(path))
+
+
+def is_type_declaration(path: str) -> bool:
+    """`.d.ts` / `.d.cts` / `.d.mts` / `.pyi`: the signature, not the code that does it."""
+    return bool(_TYPE_DECLARATION.search(path))
+
+
+def is_prose_name(path: str) -> bool:
+    """README, CONTRIBUTING, LICENSE and the like by name, whatever their extension (ranking reads them as
+    docs; `is_doc` goes by extension and folder)."""
+    return bool(_PROSE_NAME.search(path))
 
 
 def is_low_signal(path: str) -> bool:

@@ -21,6 +21,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from hippo.core.indexdir import IndexDir
+
 if TYPE_CHECKING:
     import pathspec
 
@@ -166,7 +168,7 @@ class RepoReader:
         self.max_bytes = int(max_bytes or (settings.max_file_bytes if settings is not None else 1_000_000))
         self.index_rel: str | None = None
         if settings is not None:
-            index_real = os.path.realpath(settings.index_path(self.root))
+            index_real = os.path.realpath(IndexDir.of(self.root, settings).path)
             if _inside(index_real, self.root_real) and index_real != self.root_real:
                 self.index_rel = os.path.relpath(index_real, self.root_real).replace(os.sep, "/")
         self._user_spec: object = None  # built on first use; False = no rules

@@ -10,6 +10,10 @@ from pathlib import Path
 
 from hippo.core.indexdir import IndexDir, hippo_home
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from hippo.core.config import Settings
+
 HARD_CAP = 9500  # Claude Code turns longer hook values into a 2 KB preview
 LOG_MAX_BYTES = 512 * 1024
 TRUNCATED = "\n… (hippo: output truncated to fit the hook budget)"
@@ -29,18 +33,19 @@ def find_repo_root(cwd: str | os.PathLike | None) -> Path | None:
     return None
 
 
-def index_dir(root: Path):
-    """(settings, index dir) for a repo, without creating anything (the path is indexdir.index_path)."""
+def hook_context(root: Path) -> tuple[Settings, IndexDir[Path]]:
+    """A hook's settings and index dir for a repo, nothing created: settings problems go to the repo's log
+    (a hook's stderr reaches no one), and a planted index dir raises UnsafeIndexDir (a symlink, files git
+    tracks): the hook logs it and stays silent."""
     from hippo.core.config import load_settings
     from hippo.core.integrity import refuse_planted
 
     problems: list[str] = []
     settings = load_settings(root, warn=problems.append)  # bad values fall back to defaults, never raise
-    idx = settings.index_path(root)
-    for line in problems:  # a hook's stderr reaches no one: the repo's log gets them
-        log(idx if not idx.is_symlink() else None, f"settings: {line}")
-    # Raises for a planted index dir (a symlink, files git tracks): the hook logs it and stays silent.
-    refuse_planted(root, idx)
+    idx = IndexDir.of(root, settings)
+    for line in problems:
+        log(idx.path if not idx.path.is_symlink() else None, f"settings: {line}")
+    refuse_planted(root, idx.path)
     return settings, idx
 
 

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from hippo.core import gitutil, pathkind
 from hippo.core.config import Settings
+from hippo.core.indexdir import IndexDir
 from hippo.core.repo_read import (
     IGNORE_FILE_BYTES,
     NEVER_DESCEND,
@@ -165,7 +166,7 @@ class PathFilter:
         lines += list(settings.extra_ignores)
         self.user_spec = gitignore_spec(lines) if lines else None
         self.index_rel: str | None = None
-        index_dir = os.path.realpath(settings.index_path(root))
+        index_dir = os.path.realpath(IndexDir.of(root, settings).path)
         if index_dir.startswith(self.root_real + os.sep):
             self.index_rel = os.path.relpath(index_dir, self.root_real).replace(os.sep, "/")
         self._dir_real: dict[str, str] = {}

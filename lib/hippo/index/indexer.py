@@ -82,16 +82,6 @@ class IndexReport:
     notices: list[str] = field(default_factory=list)  # files left out for a reason the user should see
 
 
-def index_dir_for(root: Path, settings: Settings, create: bool = True) -> Path:
-    """The index dir, created if needed (`create=False`: a dry run writes nothing), after refusing one the
-    repository itself could have planted."""
-    d = settings.index_path(root)
-    refuse_planted(root, d)
-    if create:
-        indexdir.create(d)
-    return d
-
-
 def open_private(path: Path, flags: int = os.O_RDWR | os.O_CREAT):
     """Open a file of the index dir without following a symlink planted there (O_NOFOLLOW)."""
     return os.fdopen(os.open(path, flags | getattr(os, "O_NOFOLLOW", 0), 0o600), "r+" if flags & os.O_RDWR else "w")
@@ -243,7 +233,11 @@ class Indexer:
                  progress: Progress | None = None, create: bool = True) -> None:
         self.root = root
         self.settings = settings or load_settings(root)
-        self.index_dir = index_dir_for(root, self.settings, create=create)
+        self.index_dir = IndexDir.of(root, self.settings).path
+        if create:
+            integrity.prepare_for_writing(root, self.index_dir)
+        else:  # a dry run writes nothing
+            refuse_planted(root, self.index_dir)
         self._embedder = embedder
         # The configured name identifies the model in state.json, so a no-op run never loads the model.
         if embedder is not None:
@@ -692,7 +686,7 @@ def repair(root: Path, settings: Settings, damage: DamagedIndexError, *, wait: b
     """
     from hippo.core.runtime import spawn_detached
 
-    index_dir = settings.index_path(root)
+    index_dir = IndexDir.of(root, settings).path
     integrity.mark_damaged(index_dir, damage.detail)
     report = None
     if wait:

@@ -131,7 +131,7 @@ def _embedded_counts(index_dir: Path, state) -> tuple[int | None, int | None]:
 
 def index_status(root: Path) -> dict:
     settings = load_settings(root)
-    index_dir = settings.index_path(root)
+    index_dir = IndexDir.of(root, settings).path
     state = load_state(index_dir)
     if state is None:
         return {"indexed": False, "root": str(root), "index_dir": str(index_dir)}

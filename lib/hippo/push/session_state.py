@@ -91,11 +91,11 @@ def forget(index_dir: Path, session_id: str) -> None:
 
 def handle_session_end(payload: dict[str, Any]) -> None:
     """SessionEnd: drop this session's dedupe state. Prints nothing."""
-    from hippo.core.runtime import find_repo_root, index_dir
+    from hippo.core.runtime import find_repo_root, hook_context
 
     root = find_repo_root(payload.get("cwd"))
     if root is None:
         return None
-    _, idx = index_dir(root)
-    forget(idx, str(payload.get("session_id") or ""))
+    _, idx = hook_context(root)
+    forget(idx.path, str(payload.get("session_id") or ""))
     return None

@@ -58,14 +58,6 @@ CROSS_ENCODER_SHARE = 0.5  # final = (1 - share) * feature score + share * cross
 KINDS = ("code", "doc", "types", "generated", "changelog", "test")
 
 DOC_LANGUAGES = frozenset({"markdown", "rst", "text"})
-PROSE_NAMES = re.compile(r"(^|/)(readme|contributing|code_of_conduct|security|authors|license|copying)"
-                         r"(\.[a-z0-9]+)?$", re.IGNORECASE)
-TYPE_DECLARATIONS = re.compile(r"\.(d\.[cm]?ts|pyi)$", re.IGNORECASE)
-GENERATED_PATHS = re.compile(
-    r"(^|/)(pkg-info|[^/]+\.egg-info/.*|[^/]+\.dist-info/.*|package-lock\.json|npm-shrinkwrap\.json|yarn\.lock|"
-    r"pnpm-lock\.yaml|cargo\.lock|poetry\.lock|uv\.lock|pdm\.lock|pipfile\.lock|gemfile\.lock|composer\.lock|"
-    r"go\.sum|[^/]+\.min\.(js|css)|[^/]+\.(js|css)\.map|[^/]*[._-]generated\.[a-z]+|generated/.*)$",
-    re.IGNORECASE)
 ASKS_FOR_TESTS = re.compile(r"\b(tests?|spec|fixtures?|vendor|example|mock|pytest|jest)\b", re.IGNORECASE)
 ASKS_FOR_CHANGELOG = re.compile(r"\b(change[ _-]?log|release[ _-]?notes?|news|history|what('s| has)? changed|"
                                 r"changes? (in|since|for) (v(ersion)?\s*)?\d)", re.IGNORECASE)
@@ -150,17 +142,16 @@ def read_intent(query: str, pasted: bool = False) -> Intent:
 
 
 def path_kind(path: str, language: str = "") -> str:
-    """What a file holds, for ranking: one of KINDS (core.pathkind's table, plus the kinds only ranking
-    needs: type declarations and generated metadata)."""
-    if GENERATED_PATHS.search(path):
+    """What a file holds, for ranking: one of KINDS, each from core.pathkind's table."""
+    if pathkind.is_generated(path):
         return "generated"
-    if TYPE_DECLARATIONS.search(path):
+    if pathkind.is_type_declaration(path):
         return "types"
     if pathkind.is_changelog(path):
         return "changelog"
     if pathkind.is_low_signal(path):  # tests, examples, vendored or generated folders
         return "test"
-    if language in DOC_LANGUAGES or pathkind.is_doc(path) or PROSE_NAMES.search(path):
+    if language in DOC_LANGUAGES or pathkind.is_doc(path) or pathkind.is_prose_name(path):
         return "doc"
     return "code"
 

@@ -109,7 +109,7 @@ class Searcher:
 
         self.root = Path(root)
         self.settings = settings or load_settings(self.root)
-        self.index_dir = self.settings.index_path(self.root)
+        self.index_dir = IndexDir.of(self.root, self.settings).path
         refuse_planted(self.root, self.index_dir)
         indexdir.make_private(self.index_dir)  # an index an older hippo left readable to all is closed on open
         self._embedder = embedder

@@ -40,7 +40,6 @@ import shutil
 import sys
 import time
 import uuid
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
@@ -267,7 +266,6 @@ class PublishReport:
 
 
 def publish(root: Path, settings: Settings, *, embedder=None, allow_dirty: bool = False, force: bool = False,
-            before_manifest: Callable[[Location, str], None] | None = None,
             progress=None) -> PublishReport:
     """Index HEAD (incrementally, seeded from an ancestor's snapshot when one exists) and upload it."""
     from hippo.core import gitutil
@@ -329,8 +327,6 @@ def publish(root: Path, settings: Settings, *, embedder=None, allow_dirty: bool 
     manifest = Manifest(commit=commit, model_id=state.model_id, dim=state.dim, schema_version=state.schema_version,
                         publish_id=report.publish_id, created_at=time.time(), chunks=local_rows, files=local,
                         sha256=hashes, hippo_version=__version__)
-    if before_manifest is not None:  # tests look at the remote between data and manifest
-        before_manifest(loc, snap)
     _write(fs, loc.join(commit, MANIFEST), manifest.to_json().encode())
     report.chunks, report.files, report.bytes = local_rows, len(local), sum(local.values())
     report.seconds = time.monotonic() - started
@@ -434,7 +430,7 @@ def _sync_base(root: Path, settings: Settings, force_check: bool, embedder_model
     started = time.monotonic()
     if not settings.shared_index:
         return SyncResult("off")
-    index_dir = settings.index_path(root)
+    index_dir = IndexDir.of(root, settings).path
     team = load_team(index_dir)
     heads = ancestors(root)
     if not heads:
@@ -534,7 +530,8 @@ def _seed(root: Path, settings: Settings, loc: Location, fs, base: Manifest, tru
     base rows of the same blob. Returns (bytes downloaded, the verification). Raises BaseRejected for a
     snapshot that does not match its manifest, RemoteError when the store fails.
     """
-    from hippo.index.indexer import WriterLock, index_dir_for
+    from hippo.core.integrity import prepare_for_writing
+    from hippo.index.indexer import WriterLock
     from hippo.index.state import load_state
     from hippo.sharing.team_verify import verify_base
 
@@ -542,7 +539,8 @@ def _seed(root: Path, settings: Settings, loc: Location, fs, base: Manifest, tru
     problem = base.problem(settings.shared_index_max_mb * MiB)
     if problem:
         raise BaseRejected(problem)
-    index_dir = index_dir_for(root, settings)
+    index_dir = IndexDir.of(root, settings).path
+    prepare_for_writing(root, index_dir)
     _sweep_downloads(index_dir)
     tmp = index_dir / f"{DOWNLOAD_PREFIX}{uuid.uuid4().hex[:12]}"
     try:

@@ -267,9 +267,10 @@ def index(full: bool, dry_run: bool, quiet: bool, verbose: bool, no_vectors: boo
                    f"embedded, {report.vectors_reused} vectors reused in {report.seconds:.1f}s"
                    f"{' (rebuilt)' if report.rebuilt else ''}.")
     if no_vectors:
+        from hippo.core.indexdir import IndexDir
         from hippo.index.state import load_state
 
-        state = load_state(settings.index_path(root))
+        state = load_state(IndexDir.of(root, settings).path)
         if state is not None and not state.vectors_complete:
             click.echo("Keyword-only index (--no-vectors): run `hippo index` to add vectors.")
     if skipped:
@@ -392,9 +393,10 @@ def callees(name, k, fmt, repo, repo_alias) -> None:
 
 def _empty_index(root: Path) -> bool:
     from hippo.core.config import load_settings
+    from hippo.core.indexdir import IndexDir
     from hippo.index.state import load_state
 
-    state = load_state(load_settings(root).index_path(root))
+    state = load_state(IndexDir.of(root, load_settings(root)).path)
     return state is not None and state.complete and not state.files
 
 

@@ -14,12 +14,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from hippo.core.config import DEFAULT_MODEL
-from hippo.index.embedding.paths import hippo_home
 
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["DEFAULT_MODEL", "Embedder", "hippo_home", "load_embedder", "model_id_for", "prepare_model"]
+__all__ = ["DEFAULT_MODEL", "Embedder", "load_embedder", "model_id_for", "prepare_model"]
 
 FAKE_MODEL = "fake"
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from hippo.core.indexdir import hippo_home
 
-__all__ = ["hippo_home", "models_dir", "fastembed_cache_dir"]
+__all__ = ["models_dir", "fastembed_cache_dir"]
 
 
 def models_dir() -> Path:

@@ -10,15 +10,16 @@ Docs are split with line-by-line string checks; config files come parsed once fr
 """
 from __future__ import annotations
 
-import fnmatch
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from hippo.core import pathkind
 from hippo.core.config import DEFAULT_SPEC_GLOBS
 from hippo.core.repo_read import NEVER_DESCEND
+from hippo.index.chunking.headings import headings
 from hippo.push.brief.repo import Repo, redact
 
 MAX_SPEC_FILES = 40
@@ -92,8 +93,7 @@ class Section:
 def spec_files(root: Path, globs: tuple[str, ...] | list[str], repo: Repo | None = None) -> list[str]:
     """Repo-relative files matching the spec globs, case-insensitively (`**` spans directories).
     With a `repo`, the walk stops at its deadline (a tree of many thousand folders takes seconds)."""
-    pats = [glob_re(g) for g in globs]
-    combined = re.compile("|".join(f"(?:{p.pattern})" for p in pats), re.I) if pats else None
+    matches = spec_matcher(globs)
     out: list[str] = []
     for dirpath, dirnames, filenames in os.walk(root):
         if repo is not None and repo.expired():
@@ -109,36 +109,45 @@ def spec_files(root: Path, globs: tuple[str, ...] | list[str], repo: Repo | None
             rel = name if rel_dir == "." else f"{rel_dir}/{name}"
             if SKIP_NAMES.search(rel):
                 continue
-            if combined is not None and combined.match(rel):
+            if matches is not None and matches(rel):
                 out.append(rel)
                 if len(out) >= MAX_SPEC_FILES * 4:
                     return sorted(out)
     return sorted(out)
 
 
-def glob_re(glob: str) -> re.Pattern[str]:
-    """A spec glob as a case-insensitive regex; a bare name matches files at the repo root only."""
-    g = glob.strip().lstrip("/")
-    if "/" not in g:
-        return re.compile(fnmatch.translate(g), re.I)
-    out, i = "", 0
-    while i < len(g):
-        if g.startswith("**/", i):
-            out += "(?:.*/)?"
-            i += 3
-        elif g.startswith("**", i):
-            out += ".*"
-            i += 2
-        elif g[i] == "*":
-            out += "[^/]*"
-            i += 1
-        elif g[i] == "?":
-            out += "[^/]"
-            i += 1
-        else:
-            out += re.escape(g[i])
-            i += 1
-    return re.compile(out + r"\Z", re.I)
+_NAMED_GROUP = re.compile(r"\(\?P<\w+>")
+
+
+def spec_matcher(globs: tuple[str, ...] | list[str]) -> Callable[[str], bool] | None:
+    """The spec globs as one test of a repo-relative path, case-insensitive, None for no globs.
+
+    A glob means what it means in a .gitignore (pathspec translates it: `**/` spans directories, `*` and `?`
+    do not, `!` takes files out), except that a bare name is a file at the repo root. pathspec's regexes
+    are joined into one (their group names dropped): the walk tests every file it meets, and pathspec's
+    per-pattern loop cost 20x that (0.2 s on a 31k-file tree, of a 1 s brief)."""
+    import pathspec
+
+    lines = []
+    for glob in globs:
+        g = glob.strip()
+        negate = g.startswith("!")
+        g = g[1:].strip() if negate else g
+        if g:
+            lines.append(("!/" if negate else "/") + g.lstrip("/"))
+    spec = pathspec.PathSpec.from_lines("gitignore", lines)
+
+    def joined(include: bool) -> re.Pattern[str] | None:
+        parts = [_NAMED_GROUP.sub("(?:", p.regex.pattern) for p in spec.patterns
+                 if p.include is include and p.regex is not None]
+        return re.compile("|".join(f"(?:{part})" for part in parts), re.I) if parts else None
+
+    taken, dropped = joined(True), joined(False)
+    if taken is None:
+        return None
+    if dropped is None:
+        return lambda rel: taken.match(rel) is not None
+    return lambda rel: taken.match(rel) is not None and dropped.match(rel) is None
 
 
 def _file_weight(path: str) -> float:
@@ -149,10 +158,6 @@ def _file_weight(path: str) -> float:
 
 
 # --- sections ------------------------------------------------------------------------------------
-_MD_HEADING = re.compile(r"#{1,4}\s+\S")
-_UNDERLINE = re.compile(r"=+|-+|~+|\^+")
-
-
 def doc_sections(repo: Repo, rel: str) -> list[Section]:
     """A doc file's sections, read once per brief (commands and conventions both walk the README)."""
     key = ("sections", rel)
@@ -163,28 +168,15 @@ def doc_sections(repo: Repo, rel: str) -> list[Section]:
 
 
 def sections(path: str, text: str) -> list[Section]:
-    """Split a file into titled sections with exact line ranges (Markdown/RST headings; else whole)."""
+    """Split a file into titled sections with exact line ranges (the chunker's Markdown/RST headings; else
+    whole)."""
     lines = text.split("\n")
     is_doc = path.lower().endswith(DOC_EXT) or "." not in path.rsplit("/", 1)[-1]
     heads: list[tuple[int, str]] = []
-    fences = ("```",) if path.lower().endswith(".rst") else ("```", "~~~")  # RST underlines can be ~~~
     if is_doc:
-        fence = False
-        for i, ln in enumerate(lines):
-            first = ln[:1]
-            if not first or first not in "#=-~^`" and not first.isspace():
-                continue  # most lines: not a heading, underline or fence
-            if ln.lstrip().startswith(fences):
-                fence = not fence
-            elif fence:
-                continue
-            elif first == "#" and _MD_HEADING.match(ln):
-                heads.append((i, ln.lstrip("#").strip()[:MAX_TITLE_CHARS]))
-            elif i > 0 and first in "=-~^" and _UNDERLINE.fullmatch(ln.strip()) and lines[i - 1].strip() \
-                    and len(ln.strip()) >= len(lines[i - 1].strip()) * 0.6:
-                if heads and heads[-1][0] == i - 2 and _UNDERLINE.fullmatch(lines[i - 2].strip() or "x"):
-                    continue  # the closing overline of an RST title
-                heads.append((i - 1, lines[i - 1].strip()[:MAX_TITLE_CHARS]))
+        flavour = "rst" if path.lower().endswith(".rst") else "markdown"
+        found = headings([ln[:-1] if ln.endswith("\r") else ln for ln in lines], flavour)
+        heads = [(row, title[:MAX_TITLE_CHARS]) for row, _level, title in found if title]  # `#` alone titles nothing
     if not heads or heads[0][0] > 0:
         heads.insert(0, (0, path.rsplit("/", 1)[-1]))
     out: list[Section] = []

@@ -9,8 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from hippo.core.indexdir import IndexDir
-from hippo.core.runtime import find_repo_root, index_dir, reply
+from hippo.core.runtime import find_repo_root, hook_context, reply
 from hippo.push.diagnosis.gate import pre_gate
 from hippo.push.diagnosis.signals import extract
 
@@ -36,12 +35,13 @@ def respond(payload: dict[str, Any], diagnoser: Callable[[dict], dict | None]) -
     verdict = pre_gate(sig, command)
     if not verdict.inject:
         return None
-    _settings, idx = index_dir(root)
-    if not IndexDir(idx).has_index():
+    _settings, index = hook_context(root)
+    if not index.has_index():
         return None  # no index yet: SessionStart is building it; nothing to look up
     from hippo.push import session_state  # after the gates: its imports are not free
 
     session_id = str(payload.get("session_id") or "")
+    idx = index.path
     request = {"op": "diagnose", "error": error, "cwd": cwd,
                "exclude": sorted(session_state.injected_keys(idx, session_id))}
     resp = diagnoser(request)

@@ -8,28 +8,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from hippo.push.diagnosis.respond import EVENT, LEAD, hit_key, respond
-
-__all__ = ["EVENT", "LEAD", "diagnose", "handle", "hit_key"]
+from hippo.push.diagnosis.respond import respond
 
 
 def handle(payload: dict[str, Any], diagnoser=None) -> dict | None:
     """The hook. Without a `diagnoser`, a cold in-process WarmIndex answers (loaded only past the gate)."""
     if diagnoser is None:
         def diagnoser(request: dict) -> dict | None:
-            from hippo.core.runtime import find_repo_root, index_dir
+            from hippo.core.runtime import find_repo_root, hook_context
             from hippo.surfaces.service.host import WarmIndex
 
             root = find_repo_root(str(payload.get("cwd") or ""))
             if root is None:
                 return None
-            settings, _idx = index_dir(root)
+            settings, _idx = hook_context(root)
             return WarmIndex(root, settings, cold=True).diagnose(request)
     return respond(payload, diagnoser)
 
-
-def diagnose(searcher, request: dict, mode: str = "hybrid") -> dict:
-    """hippo.push.diagnosis.pipeline.diagnose (kept here for callers of the hook module)."""
-    from hippo.push.diagnosis.pipeline import diagnose as run
-
-    return run(searcher, request, mode=mode)

@@ -45,11 +45,11 @@ def _handler(event: str):
 
 def _log_dir(payload: dict | None):
     try:
-        from hippo.core.runtime import find_repo_root, index_dir
+        from hippo.core.runtime import find_repo_root, hook_context
 
         root = find_repo_root((payload or {}).get("cwd"))
         if root is not None:
-            return index_dir(root)[1]
+            return hook_context(root)[1].path
     except Exception:
         pass
     return None

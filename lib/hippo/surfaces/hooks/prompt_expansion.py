@@ -170,9 +170,13 @@ def _run_index(root: Path, allow_home: bool = False) -> str:
     """Incremental index now; if it outlives the hook budget, leave it running detached."""
     try:
         from hippo.core.config import load_settings
-        from hippo.index.indexer import index_dir_for, open_private
+        from hippo.core.indexdir import IndexDir
+        from hippo.core.integrity import prepare_for_writing
+        from hippo.index.indexer import open_private
 
-        log = index_dir_for(root, load_settings(root)) / "rag-index.log"
+        index_dir = IndexDir.of(root, load_settings(root)).path
+        prepare_for_writing(root, index_dir)
+        log = index_dir / "rag-index.log"
         fh = open_private(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
     except Exception:  # noqa: BLE001 - no log file is fine; an unsafe index dir is refused by `hippo index` itself
         fh = None

@@ -34,7 +34,7 @@ from typing import Any
 from hippo.core import gitutil
 from hippo.core.errors import HippoError
 from hippo.core.indexdir import IndexDir
-from hippo.core.runtime import HARD_CAP, find_repo_root, index_dir, log, reply, spawn_detached
+from hippo.core.runtime import HARD_CAP, find_repo_root, hook_context, log, reply, spawn_detached
 from hippo.push import session_state
 from hippo.surfaces.service import client
 
@@ -62,7 +62,8 @@ def handle(payload: dict[str, Any]) -> dict | None:
     if root is None:
         return None
     source = str(payload.get("source") or "startup")
-    settings, idx = index_dir(root)
+    settings, index = hook_context(root)
+    idx = index.path
     brief_seconds = _brief_seconds()
     deadline = started_at + max(HOOK_SECONDS, brief_seconds + 0.5)
     worker = None
@@ -72,7 +73,7 @@ def handle(payload: dict[str, Any]) -> dict | None:
         budget = HARD_CAP - len(rules) - CHANGES_BUDGET - 600  # 600: the status line, framing and joins
         worker = BriefWorker(root, settings.spec_globs, min(BRIEF_BUDGET, budget),
                              started_at + brief_seconds + BRIEF_WALL_SLACK, brief_seconds)
-    has_index = IndexDir(idx).has_index()
+    has_index = index.has_index()
     system_message = None
     if source != "compact":
         started = _kick_indexer(root, idx)

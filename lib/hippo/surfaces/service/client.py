@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import os
 
-from hippo.core.indexdir import IndexDir, index_location
+from hippo.core.indexdir import IndexDir
 
 MAX_REQUEST = 1024 * 1024  # the server reads at most this much of one request
 MAX_REPLY = 8 * 1024 * 1024
@@ -268,7 +268,7 @@ def index(root, key: str, *, vectors: bool = True, wait_lock: float = 3.0, progr
     Raises IndexLockedError / UnsafeIndexDir as the in-process run would. `key`: indexer.run_key."""
     root = os.fspath(root)
     req = {"op": "index", "root": root, "key": key, "vectors": vectors, "wait_lock": wait_lock}
-    reply = _stream(index_location(root), req, progress, silence_s)
+    reply = _stream(IndexDir.of(root).path, req, progress, silence_s)
     if reply is None:
         return None
     if not reply["ok"]:
@@ -306,7 +306,7 @@ def _answer(root, request: dict, method: str, *, local, timeout: float, wait_s: 
     """Ask the repo's server for `request`; else `local.<method>(request)` (a WarmIndex), then leave a
     server warm for next time."""
     root = os.fspath(root)
-    idx = index_location(root)
+    idx = IndexDir.of(root).path
     req = {**request, "root": root}
     reply = ask(idx, req, timeout=timeout, wait_s=wait_s)
     if reply is not None:
@@ -337,7 +337,7 @@ def warm_hook(event: str, payload: dict, timeout: float = WARM_TIMEOUT_S) -> tup
     if isinstance(error, str) and len(error) > MAX_ERROR_SENT:
         # Claude Code middle-truncates at 10k anyway; huge output would overflow the server's request cap.
         payload = {**payload, "error": error[:2000] + "\n...\n" + error[-(MAX_ERROR_SENT - 2000):]}
-    result = request(index_location(root), {"op": "hook", "event": event, "payload": payload}, timeout=timeout)
+    result = request(IndexDir.of(root).path, {"op": "hook", "event": event, "payload": payload}, timeout=timeout)
     if result is None:
         return False, None
     out = result.get("output")

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from hippo.core.errors import DamagedIndexError, HippoError
+from hippo.core.indexdir import IndexDir
 from hippo.core.runtime import find_repo_root, log
 
 SEARCH_FIELDS = ("keywords", "globs", "exact", "k", "budget_chars", "mode", "rerank_ms")
@@ -58,7 +59,7 @@ class WarmIndex:
 
     @property
     def index_dir(self) -> Path:
-        return Path(self.settings.index_path(self.root))
+        return Path(IndexDir.of(self.root, self.settings).path)
 
     @property
     def is_open(self) -> bool:

@@ -61,9 +61,6 @@ class QueryServer:
         self._guard = threading.Lock()  # over the two sets
         self._slots = threading.BoundedSemaphore(MAX_CLIENTS)
 
-    def searcher(self):
-        return self.index.searcher()
-
     def warm(self) -> None:
         self.index.warm()
 
