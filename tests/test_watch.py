@@ -1,0 +1,193 @@
+"""The warm server's work-tree watch (surfaces/service/watch.py): a failure's working-tree diff asks git
+only about the paths that changed, and is the same as the whole-tree diff after any change, made right
+before the request (no timing in these tests: each change is made, then the diff is asked for at once)."""
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from hippo.core import indexdir
+from hippo.push.diagnosis import changes
+from hippo.surfaces.service import watch as watchmod
+from hippo.surfaces.service.watch import TreeWatch, local_fs
+from repo_helpers import git
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux only")
+
+
+def whole_tree(root: Path) -> list[changes.Hunk]:
+    return changes.parse(changes._git_diff(root, "HEAD", "--"), "working tree")
+
+
+class Recorder:
+    """A TreeWatch that remembers what each request asked git about."""
+
+    def __init__(self, w: TreeWatch) -> None:
+        self.w, self.asked = w, []
+
+    def begin(self):
+        got = self.w.begin()
+        self.asked.append(got)
+        return got
+
+    def end(self, asked, changed):
+        self.w.end(asked, changed)
+
+
+@pytest.fixture
+def watched(git_repo):
+    made = []
+
+    def make(files):
+        root = git_repo(files)
+        (root / ".gitignore").write_text("build/\n*.log\n")
+        git(root, "add", ".gitignore")
+        git(root, "commit", "-q", "-m", "ignore")
+        idx = root / ".hippo"
+        indexdir.create(idx)
+        w = TreeWatch(root, idx)
+        assert w.start()
+        rec = Recorder(w)
+        changes.track(root, rec)
+        made.append((root, w))
+        return root, w, rec
+
+    yield make
+    for root, w in made:
+        changes.track(root, None)
+        w.close()
+
+
+FILES = {f"pkg{i}/mod{j}.py": "".join(f"def f{k}():\n    return {k}\n" for k in range(6)) for i in range(3) for j in range(4)}
+FILES.update({"README.md": "# r\n", "pkg0/sub/deep.py": "x = 1\n"})
+
+
+def test_an_edit_asks_git_about_that_file_only_and_nothing_asks_git_about_nothing(watched):
+    root, w, rec = watched(FILES)
+    assert changes.working_tree(root) == []
+    assert rec.asked[-1] == []  # no change since the last look: no git call at all
+    p = root / "pkg1/mod2.py"
+    p.write_text(p.read_text().replace("return 3", "return 33"))
+    (root / "build").mkdir()
+    (root / "build/out.py").write_text("generated = 1\n")  # ignored (and untracked): never asked about
+    (root / "notes.log").write_text("x\n")
+    assert changes.working_tree(root) == whole_tree(root) == [changes.Hunk("pkg1/mod2.py", 8, 8, "working tree")]
+    assert rec.asked[-1] == ["pkg1/mod2.py"]
+    # still differs from HEAD: asked about again, with no new event
+    assert changes.working_tree(root) == whole_tree(root) and rec.asked[-1] == ["pkg1/mod2.py"]
+    p.write_text(FILES["pkg1/mod2.py"])  # reverted: asked once more, then forgotten
+    assert changes.working_tree(root) == [] and rec.asked[-1] == ["pkg1/mod2.py"]
+    assert changes.working_tree(root) == [] and rec.asked[-1] == []
+
+
+def test_a_commit_reset_or_stage_is_seen_though_no_file_of_the_tree_changes(watched):
+    root, w, rec = watched(FILES)
+    assert changes.working_tree(root) == []
+    p = root / "pkg2/mod0.py"
+    p.write_text(p.read_text() + "def g():\n    pass\n")
+    git(root, "commit", "-q", "-am", "g")
+    assert changes.working_tree(root) == whole_tree(root) == []
+    git(root, "reset", "-q", "--soft", "HEAD~1")  # HEAD moves back: the file differs from it, untouched
+    assert changes.working_tree(root) == whole_tree(root) == [changes.Hunk("pkg2/mod0.py", 13, 14, "working tree")]
+    (root / "new.py").write_text("a = 1\n")  # untracked: not in `git diff HEAD`
+    assert changes.working_tree(root) == whole_tree(root)
+    git(root, "add", "new.py")  # only git's index changes
+    got = changes.working_tree(root)
+    assert got == whole_tree(root) and changes.Hunk("new.py", 1, 1, "working tree") in got
+    assert w.refreshes >= 3
+
+
+def test_a_lost_event_queue_or_a_dead_reader_means_the_whole_tree_is_diffed(watched):
+    root, w, rec = watched(FILES)
+    assert changes.working_tree(root) == []
+    with w._lock:
+        w._event(-1, watchmod.IN_Q_OVERFLOW, "")  # what the kernel sends when events were dropped
+    before = w.refreshes
+    (root / "README.md").write_text("# changed\n")
+    assert changes.working_tree(root) == whole_tree(root) != []
+    assert w.refreshes == before + 1 or rec.asked[-1] is None
+    w.close()  # no reader: no round-trip can prove the event set complete
+    (root / "pkg0/mod0.py").write_text("y = 2\n")
+    assert changes.working_tree(root) == whole_tree(root) and rec.asked[-1] is None
+
+
+def test_any_sequence_of_changes_gives_the_whole_tree_diff(watched):
+    """Edits, deletions, renames of files and folders, folders removed and restored, untracked and ignored
+    files, stages, commits and resets, in a random order: after each, at once, the watched diff equals
+    the whole-tree diff."""
+    root, w, rec = watched(FILES)
+    rng = random.Random(21)
+    tracked = lambda: [p for p in git(root, "ls-files").split("\n") if p.endswith(".py")]  # noqa: E731
+    n = 0
+
+    def edit():
+        p = root / rng.choice(tracked())
+        if p.exists():
+            lines = p.read_text().split("\n")
+            lines.insert(rng.randrange(len(lines)), f"z{n} = {n}")
+            p.write_text("\n".join(lines))
+
+    def existing() -> Path | None:
+        p = root / rng.choice(tracked())
+        return p if p.exists() else None
+
+    def rename_dir():
+        d = root / f"pkg{rng.randrange(3)}"
+        if d.exists():
+            d.rename(root / f"moved{n}")
+            if rng.random() < 0.5:
+                (root / f"moved{n}").rename(d)  # and back
+
+    ops = {
+        "edit": edit,
+        "delete": lambda: (root / rng.choice(tracked())).unlink(missing_ok=True),
+        "rename": lambda: (p := existing()) and p.replace(root / f"r{n}.py"),
+        "untracked": lambda: (root / f"pkg1/new{n}.py").write_text("n = 1\n"),
+        "ignored": lambda: (root / "build").mkdir(exist_ok=True) or (root / f"build/b{n}.py").write_text("b\n"),
+        "rmtree": lambda: shutil.rmtree(root / "pkg0", ignore_errors=True),
+        "restore": lambda: git(root, "checkout", "-q", "HEAD", "--", "."),
+        "restore dir": lambda: (root / "pkg0").exists() or git(root, "checkout", "-q", "HEAD", "--", "pkg0"),
+        "rename dir": rename_dir,
+        "chmod": lambda: (p := existing()) and os.chmod(p, 0o755),
+        "stage": lambda: git(root, "add", "-A"),
+        "commit": lambda: git(root, "commit", "-q", "-am", f"c{n}", "--allow-empty"),
+        "reset": lambda: git(root, "reset", "-q", "--soft", "HEAD~1") if git(root, "rev-list", "--count", "HEAD").strip() != "1" else None,
+    }
+    names = list(ops)
+    weights = [8, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1]
+    for n in range(120):
+        name = rng.choices(names, weights)[0]
+        try:
+            ops[name]()
+        except subprocess.CalledProcessError:  # e.g. nothing left to restore after a commit removed it
+            pass
+        got, want = changes.working_tree(root), whole_tree(root)
+        assert got == want, f"step {n} ({name})"
+    assert sum(1 for a in rec.asked if a is not None) > 60  # mostly answered without the whole-tree diff
+
+
+def test_the_watch_refuses_file_systems_another_machine_may_write():
+    info = ("27 1 254:0 / / rw,relatime - ext4 /dev/vda rw\n"
+            "90 27 0:50 / /mnt/share rw,relatime - nfs4 host:/export rw\n"
+            "91 27 0:51 / /home/u/r\\040x rw,relatime - fuse.sshfs u@h:/r rw\n")
+    assert local_fs(Path("/srv/repo"), info)
+    assert not local_fs(Path("/mnt/share/repo"), info)
+    assert not local_fs(Path("/home/u/r x/sub"), info)
+    assert not local_fs(Path("/home/u"), info)  # a network mount inside the tree
+    assert not local_fs(Path("/srv/repo"), "")
+
+
+def test_an_edit_made_just_before_the_request_is_always_seen(watched):
+    root, w, rec = watched(FILES)
+    p = root / "pkg0/sub/deep.py"
+    for i in range(100):
+        p.write_text(f"x = {i + 2}\n")  # differs from HEAD's `x = 1` each time, in a new way
+        assert changes.working_tree(root) == [changes.Hunk("pkg0/sub/deep.py", 1, 1, "working tree")], i
+        assert rec.asked[-1] == ["pkg0/sub/deep.py"]
+        assert changes.Pending(root).working_tree() == [changes.Hunk("pkg0/sub/deep.py", 1, 1, "working tree")]
