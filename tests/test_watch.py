@@ -191,3 +191,24 @@ def test_an_edit_made_just_before_the_request_is_always_seen(watched):
         assert changes.working_tree(root) == [changes.Hunk("pkg0/sub/deep.py", 1, 1, "working tree")], i
         assert rec.asked[-1] == ["pkg0/sub/deep.py"]
         assert changes.Pending(root).working_tree() == [changes.Hunk("pkg0/sub/deep.py", 1, 1, "working tree")]
+
+
+def test_the_warm_server_watches_its_tree_and_a_failure_sees_the_edit_made_just_before(warm_server):
+    from hippo.surfaces.service import client
+
+    root, srv = warm_server
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "projects")
+    tracker = changes._TRACKERS.get(os.path.realpath(root))
+    assert isinstance(tracker, TreeWatch)  # the server registered its watch for this tree
+    cart = root / "py/shop/cart.py"
+    error = ('Traceback (most recent call last):\n  File "shop/main.py", line 1, in <module>\n'
+             "ValueError: quantity must be positive, got 0\n")
+    for n in range(5):
+        cart.write_text(cart.read_text().replace("if quantity <= 0:", f"if quantity <= {n - 10}:"))
+        reply = client.request(root / ".hippo", {"op": "diagnose", "root": str(root), "error": error,
+                                                 "cwd": str(root / "py")}, timeout=60)
+        assert reply is not None
+        edited = [h for h in reply["hits"] if h["path"] == "py/shop/cart.py"]
+        assert edited and f"<= {n - 10}:" in edited[0]["snippet"], n
+        cart.write_text(cart.read_text().replace(f"if quantity <= {n - 10}:", "if quantity <= 0:"))
