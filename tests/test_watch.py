@@ -22,7 +22,9 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="in
 
 
 def whole_tree(root: Path) -> list[changes.Hunk]:
-    return changes.parse(changes._git_diff(root, "HEAD", "--"), "working tree")
+    """What `git diff HEAD` says (told not to rewrite the index, as a user's `git diff` would)."""
+    out = git(root, "-c", "diff.autoRefreshIndex=false", "diff", "--no-color", "--no-renames", "-U0", "HEAD", "--")
+    return changes.parse(out, "working tree")
 
 
 class Recorder:
@@ -212,3 +214,17 @@ def test_the_warm_server_watches_its_tree_and_a_failure_sees_the_edit_made_just_
         edited = [h for h in reply["hits"] if h["path"] == "py/shop/cart.py"]
         assert edited and f"<= {n - 10}:" in edited[0]["snippet"], n
         cart.write_text(cart.read_text().replace(f"if quantity <= {n - 10}:", "if quantity <= 0:"))
+
+
+def test_the_working_tree_diff_never_rewrites_the_users_index(git_repo):
+    """Porcelain `git diff` refreshes and rewrites .git/index when a file was only touched, taking the index
+    lock under a user's running git (and, to the watch, looking like a change of the index)."""
+    root = git_repo(FILES)
+    p = root / "pkg0/mod0.py"
+    os.utime(p, ns=(p.stat().st_atime_ns, p.stat().st_mtime_ns - 5_000_000_000))  # stat-dirty, same text
+    (root / "pkg1/mod1.py").write_text("changed = 1\n")
+    index = root / ".git/index"
+    before = index.stat()
+    assert [h.path for h in changes.working_tree(root)] == ["pkg1/mod1.py"]
+    after = index.stat()
+    assert (after.st_ino, after.st_mtime_ns, after.st_size) == (before.st_ino, before.st_mtime_ns, before.st_size)

@@ -54,13 +54,19 @@ def track(root: Path, tracker: Tracker | None) -> None:
         _TRACKERS[key] = tracker
 
 
-def _git_diff_raw(root: Path, *args: str) -> bytes | None:
+def _git_diff_raw(root: Path, *args: str, command: str = "diff") -> bytes | None:
+    """`git diff` (two commits) or `git diff-index -p` (HEAD against the work tree). The plumbing command
+    for the work tree: porcelain `git diff` refreshes and rewrites the user's index when files were only
+    touched (whatever GIT_OPTIONAL_LOCKS says), which takes the index lock and, for the warm server's
+    watch, would look like a change of the index."""
     # gitutil.run adds --no-ext-diff/--no-textconv: a cloned repository's config must not run commands
-    return gitutil.output(root, "diff", "--no-color", "--no-renames", "-U0", *args, timeout=TIMEOUT_S, ok=(0, 1))
+    patch = ("-p",) if command == "diff-index" else ()
+    return gitutil.output(root, command, *patch, "--no-color", "--no-renames", "-U0", *args, timeout=TIMEOUT_S,
+                          ok=(0, 1))
 
 
-def _git_diff(root: Path, *args: str) -> str:
-    out = _git_diff_raw(root, *args)
+def _git_diff(root: Path, *args: str, command: str = "diff") -> str:
+    out = _git_diff_raw(root, *args, command=command)
     return out[:MAX_DIFF_BYTES].decode("utf-8", errors="replace") if out is not None else ""
 
 
@@ -93,12 +99,12 @@ def working_tree(root: Path) -> list[Hunk]:
     except Exception:  # noqa: BLE001 - a tracker that fails costs the shortcut, never the hunks
         asked = None
     if asked is None:
-        return parse(_git_diff(root, "HEAD", "--"), "working tree")
+        return parse(_git_diff(root, "HEAD", "--", command="diff-index"), "working tree")
     assert tracker is not None
     if not asked:
         tracker.end(asked, set())
         return []
-    out = _git_diff_raw(root, "HEAD", "--", *(f":(literal){p}" for p in asked))
+    out = _git_diff_raw(root, "HEAD", "--", *(f":(literal){p}" for p in asked), command="diff-index")
     hunks = parse(out[:MAX_DIFF_BYTES].decode("utf-8", errors="replace"), "working tree") if out is not None else []
     tracker.end(asked, {h.path for h in hunks} if out is not None and len(out) <= MAX_DIFF_BYTES else None)
     return hunks

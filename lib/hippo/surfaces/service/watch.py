@@ -416,7 +416,7 @@ class TreeWatch:
                 except OSError as exc:
                     self._fail(f"cannot watch every tracked folder ({exc}; see fs.inotify.max_user_watches)")
                     return
-            names = gitutil.output(self.root, "diff", "--name-only", "-z", "--no-renames", "HEAD", "--",
+            names = gitutil.output(self.root, "diff-index", "--name-only", "-z", "--no-renames", "HEAD", "--",
                                    timeout=GIT_TIMEOUT_S, ok=(0, 1))
             known = set(names.decode("utf-8", "surrogateescape").split("\0")) - {""} if names is not None else set()
             # no HEAD yet (a fresh repository): no diff can be taken, whole-tree or not
