@@ -43,7 +43,11 @@ class Recorder:
 
 
 @pytest.fixture
-def watched(git_repo):
+def watched(git_repo, monkeypatch):
+    # a loaded machine must not turn a round-trip or a refresh into a whole-tree diff in these tests: what
+    # they check is which answers the watch can give, not how fast it gives them
+    monkeypatch.setattr(watchmod, "SYNC_S", 120.0)
+    monkeypatch.setattr(watchmod, "REFRESH_WAIT_S", 120.0)
     made = []
 
     def make(files):
@@ -116,15 +120,19 @@ def test_a_lost_event_queue_or_a_dead_reader_means_the_whole_tree_is_diffed(watc
     assert w.refreshes == before + 1 or rec.asked[-1] is None
     w.close()  # no reader: no round-trip can prove the event set complete
     (root / "pkg0/mod0.py").write_text("y = 2\n")
-    assert changes.working_tree(root) == whole_tree(root) and rec.asked[-1] is None
+    for _ in range(20):  # its descriptor closed under it, the reader used to swallow a git child's output
+        assert changes.working_tree(root) == whole_tree(root) and rec.asked[-1] is None
 
 
-def test_any_sequence_of_changes_gives_the_whole_tree_diff(watched):
+@pytest.mark.parametrize("max_paths", [watchmod.MAX_PATHS, 3])
+def test_any_sequence_of_changes_gives_the_whole_tree_diff(watched, monkeypatch, max_paths):
     """Edits, deletions, renames of files and folders, folders removed and restored, untracked and ignored
-    files, stages, commits and resets, in a random order: after each, at once, the watched diff equals
-    the whole-tree diff."""
+    files, every file touched, stages, commits, resets, branch switches and assume-unchanged entries, in a
+    random order: after each, at once, the watched diff equals the whole-tree diff (also when a few dirty
+    paths are already too many)."""
+    monkeypatch.setattr(watchmod, "MAX_PATHS", max_paths)
     root, w, rec = watched(FILES)
-    rng = random.Random(21)
+    rng = random.Random(21 + max_paths)
     tracked = lambda: [p for p in git(root, "ls-files").split("\n") if p.endswith(".py")]  # noqa: E731
     n = 0
 
@@ -150,7 +158,7 @@ def test_any_sequence_of_changes_gives_the_whole_tree_diff(watched):
         "edit": edit,
         "delete": lambda: (root / rng.choice(tracked())).unlink(missing_ok=True),
         "rename": lambda: (p := existing()) and p.replace(root / f"r{n}.py"),
-        "untracked": lambda: (root / f"pkg1/new{n}.py").write_text("n = 1\n"),
+        "untracked": lambda: (root / "pkg1").mkdir(exist_ok=True) or (root / f"pkg1/new{n}.py").write_text("n = 1\n"),
         "ignored": lambda: (root / "build").mkdir(exist_ok=True) or (root / f"build/b{n}.py").write_text("b\n"),
         "rmtree": lambda: shutil.rmtree(root / "pkg0", ignore_errors=True),
         "restore": lambda: git(root, "checkout", "-q", "HEAD", "--", "."),
@@ -160,9 +168,14 @@ def test_any_sequence_of_changes_gives_the_whole_tree_diff(watched):
         "stage": lambda: git(root, "add", "-A"),
         "commit": lambda: git(root, "commit", "-q", "-am", f"c{n}", "--allow-empty"),
         "reset": lambda: git(root, "reset", "-q", "--soft", "HEAD~1") if git(root, "rev-list", "--count", "HEAD").strip() != "1" else None,
+        "touch all": lambda: [os.utime(root / f) for f in tracked() if (root / f).exists()],
+        "branch": lambda: git(root, "checkout", "-q", "-B", "side", "HEAD~1"),
+        "main": lambda: git(root, "checkout", "-q", "main"),
+        "assume": lambda: git(root, "update-index", "--assume-unchanged", rng.choice(tracked())),
+        "no assume": lambda: git(root, "update-index", "--no-assume-unchanged", rng.choice(tracked())),
     }
     names = list(ops)
-    weights = [8, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1]
+    weights = [8, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]
     for n in range(120):
         name = rng.choices(names, weights)[0]
         try:
@@ -171,7 +184,8 @@ def test_any_sequence_of_changes_gives_the_whole_tree_diff(watched):
             pass
         got, want = changes.working_tree(root), whole_tree(root)
         assert got == want, f"step {n} ({name})"
-    assert sum(1 for a in rec.asked if a is not None) > 60  # mostly answered without the whole-tree diff
+    if max_paths > 100:  # answered without the whole-tree diff, every time
+        assert None not in rec.asked and w.full_refreshes < w.refreshes
 
 
 def test_the_watch_refuses_file_systems_another_machine_may_write():

@@ -9,11 +9,12 @@ Correctness never depends on event timing:
 - `begin` first makes a file in the index dir's `watch/` folder and waits until the reader thread has seen
   its event. inotify queues the events of one instance in order, so every change made before the request
   has been read by then. No round-trip within SYNC_S: the caller diffs everything.
-- A queue overflow, a change of git's index, HEAD or refs (commit, stage, checkout, reset), a directory
-  that could not be watched: the state is marked stale, and a background refresh relists the tracked
-  files, watches new directories and asks git for every differing path (`--name-only`, the whole tree,
-  off the request path). A request that finds the state stale waits for it (REFRESH_WAIT_S) or diffs
-  everything.
+- A change of git's index, HEAD or refs (commit, stage, checkout, reset) marks the state stale: a
+  background refresh relists the tracked files, watches new folders, and adds to the dirty set the paths
+  that entered or left the index and those HEAD's move changed (`git diff-tree`, no stat of the tree).
+  A queue overflow, more than MAX_PATHS dirty paths or index entries git does not compare with their file
+  (assume-unchanged, skip-worktree, unmerged) make it a whole-tree refresh (`git status`, off the request
+  path). A request that finds the state stale waits for the refresh (REFRESH_WAIT_S) or diffs everything.
 - Untracked files never appear in `git diff HEAD`, so only tracked paths (and tracked directories, for a
   directory made, moved or removed whole) are recorded; a file becomes tracked only through git's index,
   which marks the state stale.
@@ -132,12 +133,6 @@ def local_fs(path: Path, mountinfo: str | None = None) -> bool:
     return bool(kind) and all(k in LOCAL_FS for k in [kind, *inside])
 
 
-def _parents(path: str) -> list[str]:
-    """'a/b/c.py' -> ['a', 'a/b']."""
-    parts = path.split("/")[:-1]
-    return ["/".join(parts[:i]) for i in range(1, len(parts) + 1)]
-
-
 class TreeWatch:
     """The tracked paths that may differ from HEAD, kept current by inotify. Protocol of
     hippo.push.diagnosis.changes.Tracker: `begin()` -> the paths to ask git about (None: all of them),
@@ -160,13 +155,17 @@ class TreeWatch:
         self._dirty: set[str] = set()
         self._known: set[str] = set()  # differed from HEAD at the last look
         self._stale = True
+        self._need_full = True  # at start, and after lost events: only a whole-tree look is sure
+        self._head = ""  # HEAD at the last refresh
         self._refreshing = False
         self._seen: set[str] = set()  # sentinel names the reader has seen
         self._tokens = 0
         self._stop = threading.Event()
+        self._reader: threading.Thread | None = None
         self._kick = threading.Event()
         self.broken: str | None = None  # why the watch stopped: every request then diffs everything
-        self.refreshes = 0  # whole-tree refreshes done (for tests and the bench)
+        self.refreshes = 0  # refreshes done, and how many of them looked at the whole tree (tests, bench)
+        self.full_refreshes = 0
 
     # --- life ------------------------------------------------------------------------------------
     def start(self) -> bool:
@@ -190,15 +189,26 @@ class TreeWatch:
             log(self.index_dir, f"watch: not watching ({exc}); failures diff the whole tree")
             self.close()
             return False
-        for target, name in ((self._read_loop, "hippo-watch"), (self._refresh_loop, "hippo-watch-refresh")):
-            threading.Thread(target=target, name=name, daemon=True).start()
+        self._reader = threading.Thread(target=self._read_loop, name="hippo-watch", daemon=True)
+        self._reader.start()
+        threading.Thread(target=self._refresh_loop, name="hippo-watch-refresh", daemon=True).start()
         self._kick.set()
         return True
 
     def close(self) -> None:
+        """Stop watching. The reader closes the inotify descriptor itself when it sees the stop (within a
+        read's timeout): closed under it, the number could be reused by the next pipe this process opens,
+        and the reader would read (and swallow) a git child's output."""
         self._stop.set()
         self._kick.set()
-        ino, self._ino = self._ino, None
+        with self._lock:
+            self._lock.notify_all()
+        if self._reader is None or not self._reader.is_alive() or self._reader is threading.current_thread():
+            self._close_fd()
+
+    def _close_fd(self) -> None:
+        with self._lock:
+            ino, self._ino = self._ino, None
         if ino is not None:
             try:
                 ino.close()
@@ -227,18 +237,21 @@ class TreeWatch:
     def begin(self) -> list[str] | None:
         """The repo-relative paths that may differ from HEAD (an empty list: none), or None when only a
         whole-tree diff is sure to be right."""
-        if self.broken or self._ino is None or not self._sync():
+        if self.broken or self._stop.is_set() or not self._sync():
             return None
         with self._lock:
-            self._lock.wait_for(lambda: not (self._stale or self._refreshing) or self.broken is not None,
-                                REFRESH_WAIT_S)
-            if self._stale or self._refreshing or self.broken:
-                return None
-            asked = self._dirty | self._known
-            if len(asked) > MAX_PATHS:
-                return None
-            self._dirty = set()
-            return sorted(asked)
+            for _attempt in range(2):
+                self._lock.wait_for(lambda: not (self._stale or self._refreshing) or self._stop.is_set(),
+                                    REFRESH_WAIT_S)
+                if self._stale or self._refreshing or self._stop.is_set():
+                    return None
+                asked = self._dirty | self._known
+                if len(asked) <= MAX_PATHS:
+                    self._dirty = set()
+                    return sorted(asked)
+                self._need_full = True  # a checkout of another branch, a tool touching every file ...:
+                self._mark_stale()  # one whole-tree look sorts what really differs
+            return None
 
     def end(self, asked: list[str] | None, changed: set[str] | None) -> None:
         """What git said about `asked`: `changed` holds the paths whose diff has hunks, None when the diff
@@ -266,9 +279,9 @@ class TreeWatch:
             return False
         try:
             with self._lock:
-                ok = self._lock.wait_for(lambda: name in self._seen or self.broken is not None, SYNC_S)
+                ok = self._lock.wait_for(lambda: name in self._seen or self._stop.is_set(), SYNC_S)
                 self._seen.discard(name)
-                return ok and self.broken is None
+                return ok and not self._stop.is_set()
         finally:
             try:
                 os.unlink(path)
@@ -283,7 +296,7 @@ class TreeWatch:
                 if ino is None:
                     return
                 events = ino.read(0.5)
-                if events:
+                if events and not self._stop.is_set():
                     with self._lock:
                         for wd, mask, name in events:
                             self._event(wd, mask, name)
@@ -291,9 +304,12 @@ class TreeWatch:
         except Exception as exc:  # noqa: BLE001 - a dead reader must not leave requests trusting it
             if not self._stop.is_set():
                 self._fail(f"reader stopped: {exc!r}")
+        finally:
+            self._close_fd()
 
     def _event(self, wd: int, mask: int, name: str) -> None:
         if mask & IN_Q_OVERFLOW:
+            self._need_full = True
             self._mark_stale()
             return
         if wd == self._sync_wd:
@@ -392,21 +408,33 @@ class TreeWatch:
                 return
 
     def _refresh(self) -> None:
-        """Relist the tracked files, watch their folders, then ask git which of them differ from HEAD.
-        In that order: a change made before a folder is watched is in the diff that starts after it."""
+        """Relist the tracked files, watch their folders, then learn which paths may differ from HEAD.
+
+        In that order: a change made before a folder is watched is seen by the git call that starts after
+        it. After a change of git's index, HEAD or refs only, a path can newly differ from HEAD only if it
+        entered or left the index or HEAD's tree changed it, so those paths join the dirty set (one
+        ls-files, one tree diff). At start, after lost events or with index entries whose work-tree file
+        git does not compare (assume-unchanged, skip-worktree, unmerged), `git status` over the whole tree."""
         with self._lock:
-            self._stale, self._refreshing = False, True
-            self._dirty = set()
+            full = self._need_full or not self._head
+            self._stale, self._refreshing, self._need_full = False, True, False
+            if full:
+                self._dirty = set()
+            old_head, old_tracked = self._head, self._tracked
         ok = False
         try:
-            listed = gitutil.output(self.root, "ls-files", "-z", timeout=GIT_TIMEOUT_S)
+            head_out = gitutil.output(self.root, "rev-parse", "--verify", "-q", "HEAD", timeout=GIT_TIMEOUT_S)
+            head = head_out.decode().strip() if head_out else ""
+            listed = gitutil.output(self.root, "ls-files", "-z", "-v", timeout=GIT_TIMEOUT_S)
             if listed is None:
                 return
-            tracked = set(listed.decode("utf-8", "surrogateescape").split("\0"))
-            tracked.discard("")
+            tracked, plain = _tracked(listed)
+            full = full or not plain or not head or not old_head
             dirs = {""}
-            for p in tracked:
-                dirs.update(_parents(p))
+            for d in {p.rpartition("/")[0] for p in tracked}:
+                while d and d not in dirs:
+                    dirs.add(d)
+                    d = d.rpartition("/")[0]
             with self._lock:
                 self._tracked, self._tracked_dirs = tracked, dirs
                 try:
@@ -416,20 +444,68 @@ class TreeWatch:
                 except OSError as exc:
                     self._fail(f"cannot watch every tracked folder ({exc}; see fs.inotify.max_user_watches)")
                     return
-            names = gitutil.output(self.root, "diff-index", "--name-only", "-z", "--no-renames", "HEAD", "--",
-                                   timeout=GIT_TIMEOUT_S, ok=(0, 1))
-            known = set(names.decode("utf-8", "surrogateescape").split("\0")) - {""} if names is not None else set()
-            # no HEAD yet (a fresh repository): no diff can be taken, whole-tree or not
-            with self._lock:
-                self._known = known
+            if full:
+                known = self._status()
+                if known is None:
+                    return
+                with self._lock:
+                    self._known = known
+            else:
+                moved: set[str] = set()
+                if head != old_head:
+                    names = gitutil.output(self.root, "diff-tree", "-r", "--name-only", "-z", "--no-renames",
+                                           old_head, head, timeout=GIT_TIMEOUT_S)
+                    if names is None:
+                        return
+                    moved = set(names.decode("utf-8", "surrogateescape").split("\0")) - {""}
+                with self._lock:
+                    self._dirty |= (old_tracked ^ tracked) | moved
+            self._head = head
             ok = True
             self.refreshes += 1
+            if full:
+                self.full_refreshes += 1
         finally:
             with self._lock:
                 self._refreshing = False
                 if not ok:
-                    self._stale = True
+                    self._stale = self._need_full = True
                 self._lock.notify_all()
+
+    def _status(self) -> set[str] | None:
+        """Tracked paths whose file or index entry differs from HEAD or from the index: a superset of those
+        whose file differs from HEAD. `git status` re-reads a file that was only touched (in memory: it
+        never writes the index under GIT_OPTIONAL_LOCKS=0), so touched files are not listed."""
+        out = gitutil.output(self.root, "status", "--porcelain=v2", "-z", "--untracked-files=no", "--no-renames",
+                             "--ignore-submodules=none", timeout=GIT_TIMEOUT_S)
+        if out is None:
+            return None
+        known: set[str] = set()
+        fields = out.decode("utf-8", "surrogateescape").split("\0")
+        i = 0
+        while i < len(fields):
+            rec = fields[i]
+            i += 1
+            width = {"1 ": 8, "2 ": 9, "u ": 10}.get(rec[:2])
+            if width is None:
+                continue
+            parts = rec.split(" ", width)
+            if len(parts) == width + 1:
+                known.add(parts[width])
+            if rec[:2] == "2 ":
+                i += 1  # a rename's source path (renames are off; kept for safety)
+        return known
+
+
+def _tracked(listed: bytes) -> tuple[set[str], bool]:
+    """The paths of `git ls-files -z -v`, and whether every entry is a plain one (tag H)."""
+    tracked: set[str] = set()
+    plain = True
+    for rec in listed.decode("utf-8", "surrogateescape").split("\0"):
+        if len(rec) > 2:
+            plain = plain and rec[0] == "H"
+            tracked.add(rec[2:])
+    return tracked, plain
 
 
 def _plain(path: str) -> bool:
