@@ -67,7 +67,8 @@ def handle(payload: dict[str, Any]) -> dict | None:
     if source != "resume":
         rules = _rules(root)
         budget = HARD_CAP - len(rules) - CHANGES_BUDGET - 600  # 600: the status line, framing and joins
-        worker = BriefWorker(root, settings.spec_globs, min(BRIEF_BUDGET, budget), started_at + brief_seconds)
+        worker = BriefWorker(root, settings.spec_globs, min(BRIEF_BUDGET, budget), started_at + brief_seconds,
+                             cache_dir=idx)
     has_index = IndexDir(idx).has_index()
     system_message = None
     if source != "compact":
@@ -109,8 +110,9 @@ class BriefWorker:
     """The brief, composed in a daemon thread from the moment the hook starts; `result` waits for it until
     `wait_until` and then answers with the sections finished so far."""
 
-    def __init__(self, root: Path, spec_globs, budget: int, wait_until: float):
+    def __init__(self, root: Path, spec_globs, budget: int, wait_until: float, cache_dir: Path | None = None):
         self.wait_until = wait_until
+        self.cache_dir = cache_dir
         self.parts: list[str] = []  # each finished section, appended by the thread
         self.notes: list[str] = []
         self.text: str | None = None
@@ -124,7 +126,7 @@ class BriefWorker:
 
         try:
             self.text = compose(root, spec_globs, budget, deadline=self.wait_until - BRIEF_STEP_MARGIN,
-                                parts=self.parts, notes=self.notes)
+                                parts=self.parts, notes=self.notes, cache_dir=self.cache_dir)
         except Exception as exc:  # noqa: BLE001 - a brief that fails costs the brief, never the hook
             self.error = exc
 
