@@ -50,3 +50,18 @@ def test_a_listing_kept_for_another_index_state_is_not_used(git_repo):
     assert Repo(root, cache_dir=idx).tracked() == ["planted.py"]  # same key: trusted (the dir is ours, 0700)
     git(root, "rm", "-q", "--cached", "a.py")
     assert Repo(root, cache_dir=idx).tracked() != ["planted.py"]
+
+
+def test_a_big_tree_lists_uncommitted_tracked_files_without_walking_for_untracked_ones(git_repo, monkeypatch):
+    """Past ~20k tracked files `git status` would read every folder for untracked files (seconds at 100k,
+    past the hook's deadline, so nothing was listed at all): only tracked changes are asked for then."""
+    from hippo.surfaces.hooks import session_start
+
+    root = git_repo({"a.py": "a = 1\n", "b.py": "b = 1\n"})
+    (root / "a.py").write_text("a = 2\n")
+    (root / "new.py").write_text("n = 1\n")
+    small = session_start._changes(root, root / ".hippo", record=False)
+    assert "a.py" in small and "new.py" in small
+    monkeypatch.setattr(session_start, "UNTRACKED_WALK_MAX_INDEX_BYTES", 10)  # this index is "big"
+    big = session_start._changes(root, root / ".hippo", record=False)
+    assert "a.py" in big and "new.py" not in big
