@@ -37,8 +37,10 @@ from hippo.core import gitutil
 from hippo.core.indexdir import PRIVATE_MODE, IndexDir, make_private
 from hippo.core.runtime import log
 
-SYNC_S = 1.0  # the sentinel's round-trip; longer means the reader is stuck: the caller diffs everything
-REFRESH_WAIT_S = 2.0  # how long a request waits for a refresh in flight before diffing everything itself
+# Both waits stay well inside the hook's wait for the server (client: 3 s): past them the request diffs the
+# whole tree, as it did before the watch, rather than have its caller give up on the server.
+SYNC_S = 0.5  # the sentinel's round-trip; longer means the reader is stuck (or the machine is swamped)
+REFRESH_WAIT_S = 0.5  # how long a request waits for a refresh in flight before diffing everything itself
 REFRESH_DEBOUNCE_S = 0.05  # a commit writes the index, then the ref, then HEAD's log: one refresh for all
 MAX_PATHS = 2000  # more paths than this to ask about: a whole-tree diff is as cheap
 GIT_TIMEOUT_S = 30.0
