@@ -56,6 +56,8 @@ LAST_SESSION = "last_session.json"  # what changed since the last session
 TEAM = "team.json"  # which team base this index came from
 TABLESUMS = "tablesums.json"  # the writer's checksums of the table files
 COCHANGE = "cochange.json"  # which source files changed together with each test file (index/cochange.py)
+TRACKED_FILES = "tracked-files"  # the brief's `git ls-files` listing, keyed on git's index file and HEAD
+WATCH = "watch"  # the warm server's sentinel files: all earlier file events were read (surfaces/service/watch.py)
 NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)  # Windows has none (and no symlinks an unprivileged user makes)
 
 
@@ -185,6 +187,8 @@ class IndexDir(Generic[P]):
     team = property(lambda self: self._at(TEAM))
     tablesums = property(lambda self: self._at(TABLESUMS))
     cochange = property(lambda self: self._at(COCHANGE))
+    watch = property(lambda self: self._at(WATCH))
+    tracked_files = property(lambda self: self._at(TRACKED_FILES))
 
     def has_index(self) -> bool:
         """A finished keyword phase has written state.json at least once."""

@@ -19,14 +19,15 @@ LAYOUT_BUDGET = 1100
 
 def compose(root: Path, spec_globs, budget: int, *, deadline: float | None = None,
             cpu_seconds: float | None = None, parts: list[str] | None = None,
-            notes: list[str] | None = None) -> str:
+            notes: list[str] | None = None, cache_dir: Path | None = None) -> str:
     """Commands, layout and conventions for the repo at `root`, in at most `budget` characters.
 
     `deadline` (a time.monotonic() value): no new section or file is started after it, so a slow repo
     yields the sections finished by then; `cpu_seconds` does the same once this thread has spent that much
-    CPU time (see Repo). `parts` receives each section as soon as it is done (a caller
-    that stops waiting still has them); `notes` receives what was skipped and why (for the log)."""
-    repo = Repo(root, deadline=deadline, cpu_seconds=cpu_seconds)
+    CPU time (see Repo). `parts` receives each section as soon as it is done (a caller that stops waiting
+    still has them); `notes` receives what was skipped and why (for the log); `cache_dir` (the index dir)
+    keeps the tracked-file list between sessions."""
+    repo = Repo(root, deadline=deadline, cpu_seconds=cpu_seconds, cache_dir=cache_dir)
     if notes is not None:
         repo.notes = notes  # filled as the brief goes: a caller that stops waiting still has them
     parts = [] if parts is None else parts

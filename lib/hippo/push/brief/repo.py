@@ -33,13 +33,16 @@ MANIFEST_BYTES = 64_000  # a manifest parsed whole (TOML, JSON, INI); real ones 
 TOML_DOTS_FREE = 16
 TOML_DOT_COST = 100_000
 MAX_TRACKED = 200_000
+LISTING_VERSION = "hippo-ls-files-1"  # first word of the cached listing's key
 
 
 class Repo:
-    def __init__(self, root: Path, settings=None, deadline: float | None = None, cpu_seconds: float | None = None):
+    def __init__(self, root: Path, settings=None, deadline: float | None = None, cpu_seconds: float | None = None,
+                 cache_dir: Path | None = None):
         """`deadline` is a time.monotonic() value after which the brief's steps stop taking new work;
         `cpu_seconds` stops them once the calling thread has spent that much CPU time. A hostile repo
-        runs into the CPU budget; a starved process on a loaded laptop gets its wall time up to `deadline`."""
+        runs into the CPU budget; a starved process on a loaded laptop gets its wall time up to `deadline`.
+        `cache_dir` (the index dir) keeps the tracked-file list between sessions (`tracked`)."""
         from hippo.core.repo_read import RepoReader
 
         self.root = root
@@ -54,6 +57,7 @@ class Repo:
         self._top: dict[str, str] | None = None
         self._texts: dict[tuple[str, int, bool], str | None] = {}
         self.memo: dict = {}  # extractors share parsed results (a README's sections) through this
+        self.cache_dir = cache_dir
 
     # --- time ----------------------------------------------------------------------------------
     def expired(self) -> bool:
@@ -90,14 +94,57 @@ class Repo:
         return None
 
     def tracked(self) -> list[str]:
-        """Repo-relative paths git tracks (falls back to a shallow walk outside git)."""
+        """Repo-relative paths git tracks (falls back to a shallow walk outside git). The listing is kept in
+        the index dir, keyed on git's index file (inode, size, mtime: git replaces the file on every write)
+        and HEAD, so a session start in an unchanged checkout does not run `git ls-files` again."""
         if self._tracked is None:
-            listed = gitutil.output(self.root, "ls-files", "-z", timeout=self.seconds_left(5.0))
+            key = self._listing_key()
+            listed = self._cached_listing(key)
+            if listed is None:
+                listed = gitutil.output(self.root, "ls-files", "-z", timeout=self.seconds_left(5.0))
+                if listed is not None:
+                    self._store_listing(key, listed)
             out = listed.decode("utf-8", "replace") if listed is not None else ""
             files = [f for f in out.split("\0") if f][:MAX_TRACKED]
             self._from_git = bool(files)
             self._tracked = files or self._walk()
         return self._tracked
+
+    def _listing_key(self) -> bytes | None:
+        """What the tracked-file list depends on; None when it cannot be told cheaply (a linked worktree's
+        .git file, no index yet)."""
+        git_dir = os.path.join(self.root, ".git")
+        try:
+            st = os.stat(os.path.join(git_dir, "index"))
+            with open(os.path.join(git_dir, "HEAD"), "rb") as fh:
+                head = fh.read(4096)
+        except OSError:
+            return None
+        return f"{LISTING_VERSION} {st.st_ino} {st.st_size} {st.st_mtime_ns} ".encode() + head.strip() + b"\n"
+
+    def _cached_listing(self, key: bytes | None) -> bytes | None:
+        if key is None or self.cache_dir is None:
+            return None
+        from hippo.core.indexdir import NOFOLLOW, IndexDir
+
+        try:
+            fd = os.open(IndexDir(self.cache_dir).tracked_files, os.O_RDONLY | NOFOLLOW)
+            with os.fdopen(fd, "rb") as fh:
+                data = fh.read()
+        except OSError:
+            return None
+        return data[len(key):] if data.startswith(key) else None
+
+    def _store_listing(self, key: bytes | None, listed: bytes) -> None:
+        if key is None or self.cache_dir is None or not os.path.isdir(self.cache_dir):
+            return  # the index dir is made by the hook's session record or `hippo index`, not here
+        from hippo.core.errors import HippoError
+        from hippo.core.indexdir import IndexDir, atomic_write
+
+        try:
+            atomic_write(IndexDir(self.cache_dir).tracked_files, key + listed)
+        except (OSError, HippoError) as exc:  # a read-only index dir: list with git next time too
+            self.note(f"could not keep the file list: {exc}")
 
     def _walk(self, max_depth: int = 3) -> list[str]:
         out: list[str] = []

@@ -1,17 +1,21 @@
 """What the user just changed: the hunks of the working tree (against HEAD) and of the last commit.
 
 A test that passed before an edit and fails after it most likely fails because of that edit, so these
-hunks are evidence. One `git diff` each, zero context lines, output capped. The working-tree diff has to
-stat every tracked file (~150 ms at 50k files on a loaded machine), so `Pending` starts both diffs in
-background threads and the caller does its index lookups meanwhile.
+hunks are evidence. One `git diff` each, zero context lines, output capped. A whole-tree working-tree diff
+stats every tracked file (~0.4 CPU-s at 100k files), so a long-lived process that knows which paths may
+have changed (the warm server's inotify watch, surfaces/service/watch.py) registers a `Tracker` with
+`track`, and the diff asks git about those paths only (often none: no git call at all). `Pending` starts
+both diffs in background threads and the caller does its index lookups meanwhile.
 Only the new side's line ranges are kept; the text itself is read from the live file by the caller.
 """
 from __future__ import annotations
 
+import os
 import re
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from hippo.core import gitutil
 
@@ -28,9 +32,41 @@ class Hunk:
     where: str  # "working tree" | "last commit"
 
 
-def _git_diff(root: Path, *args: str) -> str:
+class Tracker(Protocol):
+    """Which tracked paths may differ from HEAD, as a long-lived watcher of the work tree knows them."""
+
+    def begin(self) -> list[str] | None:
+        """The paths (files or folders) to ask git about; None when only a whole-tree diff is sure to be right."""
+
+    def end(self, asked: list[str] | None, changed: set[str] | None) -> None:
+        """`changed`: the asked paths whose diff had hunks; None when the diff failed or was cut."""
+
+
+_TRACKERS: dict[str, Tracker] = {}
+
+
+def track(root: Path, tracker: Tracker | None) -> None:
+    """Use `tracker` for `root`'s working-tree diffs in this process (None: diff the whole tree again)."""
+    key = os.path.realpath(root)
+    if tracker is None:
+        _TRACKERS.pop(key, None)
+    else:
+        _TRACKERS[key] = tracker
+
+
+def _git_diff_raw(root: Path, *args: str, command: str = "diff") -> bytes | None:
+    """`git diff` (two commits) or `git diff-index -p` (HEAD against the work tree). The plumbing command
+    for the work tree: porcelain `git diff` refreshes and rewrites the user's index when files were only
+    touched (whatever GIT_OPTIONAL_LOCKS says), which takes the index lock and, for the warm server's
+    watch, would look like a change of the index."""
     # gitutil.run adds --no-ext-diff/--no-textconv: a cloned repository's config must not run commands
-    out = gitutil.output(root, "diff", "--no-color", "--no-renames", "-U0", *args, timeout=TIMEOUT_S, ok=(0, 1))
+    patch = ("-p",) if command == "diff-index" else ()
+    return gitutil.output(root, command, *patch, "--no-color", "--no-renames", "-U0", *args, timeout=TIMEOUT_S,
+                          ok=(0, 1))
+
+
+def _git_diff(root: Path, *args: str, command: str = "diff") -> str:
+    out = _git_diff_raw(root, *args, command=command)
     return out[:MAX_DIFF_BYTES].decode("utf-8", errors="replace") if out is not None else ""
 
 
@@ -55,8 +91,23 @@ def parse(diff: str, where: str) -> list[Hunk]:
 
 
 def working_tree(root: Path) -> list[Hunk]:
-    """Uncommitted changes (staged or not) of tracked files."""
-    return parse(_git_diff(root, "HEAD", "--"), "working tree")
+    """Uncommitted changes (staged or not) of tracked files: the same hunks whether a tracker narrows the
+    diff to the paths it saw change or git looks at the whole tree."""
+    tracker = _TRACKERS.get(os.path.realpath(root))
+    try:
+        asked = tracker.begin() if tracker is not None else None
+    except Exception:  # noqa: BLE001 - a tracker that fails costs the shortcut, never the hunks
+        asked = None
+    if asked is None:
+        return parse(_git_diff(root, "HEAD", "--", command="diff-index"), "working tree")
+    assert tracker is not None
+    if not asked:
+        tracker.end(asked, set())
+        return []
+    out = _git_diff_raw(root, "HEAD", "--", *(f":(literal){p}" for p in asked), command="diff-index")
+    hunks = parse(out[:MAX_DIFF_BYTES].decode("utf-8", errors="replace"), "working tree") if out is not None else []
+    tracker.end(asked, {h.path for h in hunks} if out is not None and len(out) <= MAX_DIFF_BYTES else None)
+    return hunks
 
 
 def last_commit(root: Path) -> list[Hunk]:

@@ -73,12 +73,26 @@ def _pointers(pointers: list[dict], hits: list[dict]) -> list[dict]:
     return out[:policy.SUSPECT_POINTERS]
 
 
+_BY_NAME: list = [None, 0, {}]  # (files dict, its size, file name -> paths), rebuilt when the index's files change
+
+
+def by_name(files: dict) -> dict[str, list[str]]:
+    """Indexed paths by file name, built once per index state (not once per failure: a traceback's
+    cwd-relative frames used to cost a scan of every indexed path each)."""
+    if _BY_NAME[0] is not files or _BY_NAME[1] != len(files):
+        index: dict[str, list[str]] = {}
+        for f in files:
+            index.setdefault(f.rpartition("/")[2], []).append(f)
+        _BY_NAME[:] = [files, len(files), index]
+    return _BY_NAME[2]
+
+
 class Collector:
     """Gathers candidate evidence for one failure."""
 
     def __init__(self, searcher, sig: Signals, live: LiveFiles, mode: str) -> None:
         self.searcher, self.sig, self.live, self.mode = searcher, sig, live, mode
-        self.files = set(searcher.state.files)
+        self.files = searcher.state.files  # membership only: no copy of every indexed path per failure
         self.items: list[Evidence] = []
         self.pointers: list[dict] = []  # ranked suspects beyond those offered as code
         self.on_path: set[str] = set()  # files the failure runs through (frames, tests, definitions)
@@ -101,7 +115,10 @@ class Collector:
     def _resolve(self, path: str) -> str | None:
         if path in self.files:
             return path
-        matches = [f for f in self.files if f.endswith("/" + path)] if path and not path.startswith("/") else []
+        if not path or path.startswith("/"):
+            return None
+        matches = [f for f in by_name(self.files).get(path.rpartition("/")[2], ())
+                   if f.endswith("/" + path) and f in self.files]
         return matches[0] if len(matches) == 1 else None
 
     def _unit(self, path: str, line: int) -> tuple[int, int, str, str]:

@@ -96,6 +96,7 @@ class QueryServer:
         except FileNotFoundError:
             pass
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        watch = self._watch_tree()
         try:
             self.warm()
             sock.bind(str(path))
@@ -122,8 +123,27 @@ class QueryServer:
             except OSError:
                 pass
             self._drain()
+            if watch is not None:
+                from hippo.push.diagnosis import changes
+
+                changes.track(self.root, None)
+                watch.close()
             lock.close()
         return 0
+
+    def _watch_tree(self):
+        """Watch the work tree so a failure's diff asks git only about what changed (service/watch.py);
+        None where it cannot (then every failure diffs the whole tree). HIPPO_WATCH=off turns it off."""
+        if os.environ.get("HIPPO_WATCH", "").strip().lower() in ("0", "off", "no", "false"):
+            return None
+        from hippo.push.diagnosis import changes
+        from hippo.surfaces.service.watch import TreeWatch
+
+        watch = TreeWatch(self.root, self.index_dir)
+        if not watch.start():
+            return None
+        changes.track(self.root, watch)
+        return watch
 
     def _busy(self) -> bool:
         with self._guard:
