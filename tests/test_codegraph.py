@@ -179,6 +179,23 @@ def test_js_resolution_through_import_and_require():
     assert {c.path for c, _ in g.callers([cls])} == {"lib/index.ts", "test/cmd.test.js"}
 
 
+def test_calling_a_required_module_runs_what_it_exports_and_a_bare_name_is_never_a_method():
+    """`const parse = require('./parse'); picomatch.parse = (p) => parse(p)`: the call is lib/parse.js's
+    `parse`, not `picomatch.parse` itself; a method calling bare `run()` means the module's `run`."""
+    g = _graph({
+        "lib/parse.js": "const parse = (input) => {\n  const push = (t) => t;\n  return push(input);\n};\n"
+                        "module.exports = parse;\n",
+        "lib/picomatch.js": "const parse = require('./parse');\nconst picomatch = (g) => g;\n"
+                            "picomatch.parse = (pattern) => {\n  return parse(pattern);\n};\nmodule.exports = picomatch;\n",
+        "pkg/job.py": "def run(x):\n    return x\n\n\nclass Job:\n    def run(self):\n        return run(1)\n",
+    })
+    wrapper = g.find("picomatch.parse")[0]
+    assert [([(d.path, d.qual) for d in found], how) for c, found, how in g.callees(wrapper)] == \
+        [([("lib/parse.js", "parse")], EXACT)]
+    method = g.find("Job.run")[0]
+    assert [[d.qual for d in found] for c, found, _ in g.callees(method)] == [["run"]]
+
+
 def _store(root: Path) -> Store:
     return Store(root / ".hippo", load_state(root / ".hippo").dim)
 

@@ -236,3 +236,32 @@ def test_stored_outputs_name_no_path_of_the_recording_machine():
     assert "pytest-of-root" not in neutral and sys.base_prefix not in neutral and str(Path.home()) not in neutral
     back = restore(neutral, Path("/srv/repo"))
     assert f"{sys.base_prefix}/lib/python3.11/argparse.py:1872" in back and "/lib/python3.11/unittest/mock.py" in back
+
+
+def test_fit_objective_counts_shown_and_named_and_the_search_improves_it(tmp_path, capsys):
+    """bench.realfail.fit: a case whose fix ranks second is shown once a feature it has weighs more; the
+    fitted weights are printed for policy.SUSPECT_WEIGHTS."""
+    import json
+
+    from bench.realfail import fit
+
+    from hippo.push.diagnosis import policy
+
+    zero = {k: 0.0 for k in policy.SUSPECT_WEIGHTS if k != "base"}
+
+    def cand(gold: bool, distance: int, **feats: float) -> dict:
+        return {"path": "a.py", "start": 1, "end": 2, "distance": distance, "gold": gold,
+                "features": {**zero, "distance": float(distance - 1), **feats}}
+
+    rows = [{"id": "c1", "reached": True, "other_shown": False,
+             "candidates": [cand(False, 2, size=0.0), cand(False, 2), cand(True, 2, name_clue=2.0)]},
+            {"id": "c2", "reached": False, "other_shown": True, "candidates": []}]
+    w = {**policy.SUSPECT_WEIGHTS, "name_clue": 0.0}
+    assert fit.objective(rows, w, shown_k=2, named_k=3, min_shown_distance=2) == (1, 2)  # c2 by other evidence
+    assert fit.objective(rows, {**w, "name_clue": 5.0}, 2, 3, 2) == (2, 2)
+    assert fit.objective(rows, {**w, "name_clue": 5.0}, 2, 3, 3) == (1, 2)  # distance 2 is not shown then
+    record = tmp_path / "suspects.jsonl"
+    record.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert fit.main(["fit", str(record)]) == 0
+    out = capsys.readouterr().out
+    assert "2 tune cases, fix function reached by the graph in 1" in out and "SUSPECT_WEIGHTS = {" in out

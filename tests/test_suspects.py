@@ -73,17 +73,21 @@ def _vat_rate_lines(root: Path) -> tuple[int, int]:
     return start, start + 1
 
 
-def test_the_bug_two_calls_below_the_test_is_shown(shop):
+def test_the_bug_three_calls_below_the_test_is_named_and_its_caller_shown(shop):
+    """The fitted weights favour what the test reaches in fewer calls: Cart.total and Cart._tax show with
+    code, and vat_rate, one call further, is a pointer that says how the test reaches it."""
     from hippo.push.diagnosis.pipeline import diagnose
     from hippo.retrieval.search import Searcher
 
     root, embedder, output = shop
     resp = diagnose(Searcher(root, embedder=embedder), {"error": output, "cwd": str(root)}, mode="keyword")
     start, end = _vat_rate_lines(root)
-    shown = [h for h in resp["hits"] if h["path"] == "shop/rates.py" and h["start_line"] <= start <= h["end_line"]]
-    assert shown, [(h["path"], h["why"]) for h in resp["hits"]]
-    assert shown[0]["why"] == "called by Cart._tax, 3 calls down from test_german_vat"
-    assert "return VAT.get(country.upper(), 0.0)" in shown[0]["snippet"]  # the whole (short) function
+    tax = [h for h in resp["hits"] if h["path"] == "shop/cart.py" and "def _tax" in h["snippet"]]
+    assert tax and tax[0]["why"] == "called by Cart.total, 2 calls down from test_german_vat"
+    assert "rates.vat_rate(self.country)" in tax[0]["snippet"]  # the whole (short) function
+    named = [c for c in resp["candidates"] if c["path"] == "shop/rates.py"]
+    assert named and (named[0]["start_line"], named[0]["end_line"]) == (start, end), resp["candidates"]
+    assert named[0]["symbol"] == "vat_rate" and named[0]["why"] == "called by Cart._tax, 3 calls down"
 
 
 def test_the_hook_answer_names_further_suspects_within_budget(shop, tmp_path, monkeypatch):
@@ -104,10 +108,59 @@ def test_the_hook_answer_names_further_suspects_within_budget(shop, tmp_path, mo
     doc = ET.fromstring(ctx[ctx.index("<search_results>"):])
     named = {(c.get("path"), c.get("symbol")) for c in doc.iter("candidate")}
     shown = {r.findtext("source_file") for r in doc.findall("result")}
-    assert "shop/rates.py" in shown
+    assert "shop/cart.py" in shown and ("shop/rates.py", "vat_rate") in named
     assert all(c.get("why", "").startswith("called by ") for c in doc.iter("candidate"))
     assert ("shop/invoice.py", "Invoice.total") not in named  # same name, never called by this test
     env = {**payload, "error": "Exit code 4\nERROR: file or directory not found: tests/test_nope.py\n\n"
                                "no tests ran in 0.01s\n", "tool_input": {"command": "pytest tests/test_nope.py"},
            "session_id": "s2"}
     assert failure.handle(env, diagnoser=diagnoser) is None
+
+
+def test_suspect_scores_are_the_named_weights_times_raw_features(monkeypatch):
+    """The fit (bench/realfail/fit.py) weighs raw features: score = base + sum(weight * feature)."""
+    from hippo.push.diagnosis import policy, suspects
+    from hippo.retrieval.codegraph import NAME, Def
+
+    d = Def("pkg/rates.py", "vat_rate", "function", 5, 44)
+    s = suspects.Suspect(d, 3, "Cart._tax", "test_german_vat", "tests/test_cart.py", NAME)
+    frames = [("pkg/rates.py", 6, "vat_rate")]
+    ranked = suspects.rank({d: s}, {"vat", "rate"}, {"german"}, frames, lambda _d: "return VAT.get(country)")
+    assert ranked == [s]
+    assert s.features["distance"] == 2.0 and s.features["by_name"] == 1.0 and s.features["frame"] == 1.0
+    assert s.features["name_clue"] == 2.0 and s.features["body_clue"] == 1.0 and s.features["size"] == 0.5
+    w = policy.SUSPECT_WEIGHTS
+    assert s.score == pytest.approx(w["base"] + sum(w[k] * v for k, v in s.features.items()))
+    monkeypatch.setitem(policy.SUSPECT_WEIGHTS, "frame", w["frame"] - 10)
+    before = s.score
+    suspects.rank({d: s}, {"vat", "rate"}, {"german"}, frames, lambda _d: "return VAT.get(country)")
+    assert s.score == pytest.approx(before - 10)
+    assert s.why(short=True) == "called by Cart._tax, 3 calls down"  # a pointer's line leaves out the test
+    title = "when custom with starting value and argument not specified then action argument is starting value"
+    s1 = suspects.Suspect(d, 1, title, title, "tests/cmd.test.js", NAME)
+    assert s1.why() == f"called by {title[:45].rstrip()}..., 1 call down"  # a jest title is a sentence: its start
+
+
+def test_the_code_budget_leaves_room_for_pointers():
+    from hippo.push.diagnosis import policy
+
+    assert policy.code_budget(1200, 0) == 1200
+    assert policy.code_budget(1200, 2) == 1200 - 2 * policy.POINTER_LINE
+    assert policy.code_budget(1200, 30) == 1200 - policy.POINTERS_RESERVED * policy.POINTER_LINE
+    assert policy.code_budget(300, 30) == 2 * policy.MIN_ROOM  # never so little that no code fits
+
+
+def test_a_suspect_already_in_evidence_takes_no_shown_slot_but_lends_its_weight():
+    """What the failing line calls is already a definition hit: a suspect of that definition strengthens it
+    instead of spending one of the SUSPECT_SHOWN slots on the same lines."""
+    from hippo.push.diagnosis.evidence import Evidence
+    from hippo.push.diagnosis.pipeline import Collector
+    from hippo.retrieval.codegraph import Def
+
+    c = Collector.__new__(Collector)
+    c.items = [Evidence("shop/cart.py", 9, 20, 9, "definition of total, called by the failing line", 50.0),
+               Evidence("shop/rates.py", 1, 6, 6, "frame 2 of the traceback", 64.0)]
+    total = Def("shop/cart.py", "Cart.total", "method", 9, 11)
+    assert c._covered(total, 66.0) and c.items[0].weight == 66.0
+    assert c.items[1].weight == 64.0  # another file's evidence is untouched
+    assert not c._covered(Def("shop/cart.py", "Cart._tax", "method", 13, 14), 60.0)

@@ -216,6 +216,47 @@ def summarise(records: list[dict]) -> dict:
             "hippo_silent_on_scored": sum(1 for r in scored if not r["hippo"]["injected"])}
 
 
+def select_cases(args) -> list[dict]:
+    """The cases the command line asks for (--kind, --repo, --case, --split, --skip-done, --limit)."""
+    cases = [c for c in load_cases() if (not args.kind or c["kind"] in args.kind)
+             and (not args.repo or c["repo"] in args.repo) and (not args.case or c["id"] in args.case)]
+    if args.split:
+        cases = [c for c in cases if (split_of(c["id"]) == "heldout") == (args.split == "heldout")]
+    for done in getattr(args, "skip_done", None) or []:
+        ids = {r["id"] for r in json.loads(done.read_text())["cases"]}
+        cases = [c for c in cases if c["id"] not in ids]
+    return cases[: args.limit] if args.limit else cases
+
+
+def prepared(cases: list[dict], embedder, fast: bool):
+    """Yield (case, work tree, warm searcher) with the tree in the failure's state and indexed; trees
+    are grouped by repo+commit, and each is left clean and indexed at its commit afterwards."""
+    from hippo.index.indexer import index_repo
+    from hippo.retrieval.search import Searcher
+
+    groups: dict[tuple[str, str], list[dict]] = {}
+    for c in cases:
+        groups.setdefault((c["repo"], c["commit"]), []).append(c)
+    for (repo, commit), group in groups.items():
+        corpus = by_repo(repo)
+        work = tree(repo, commit, name=f"{repo.replace('/', '+')}@{commit[:12]}" + ("-fast" if fast else ""))
+        corpus.prepare(work)
+        seed_index(work, fast)
+        rep = index_repo(work, embedder=embedder)
+        print(f"[realfail] {repo}@{commit[:10]}: {len(group)} cases; index {rep.chunks_written} chunks written, "
+              f"{rep.chunks_embedded} embedded, {rep.seconds:.1f}s", flush=True)
+        for case in group:
+            reset(work, commit)
+            corpus.prepare(work)
+            make_variant(work, case)
+            index_repo(work, embedder=embedder)
+            searcher = Searcher(work, embedder=embedder)
+            searcher.search("warm up the open tables", k=1, mode="hybrid")  # the warm server's state
+            yield case, work, searcher
+        reset(work, commit)
+        index_repo(work, embedder=embedder)  # leave the cached index matching the clean commit
+
+
 def _exclusive_cache():
     """Two runs would reset and patch the same work trees under each other: one at a time per cache."""
     import fcntl
@@ -302,17 +343,8 @@ def main(argv: list[str] | None = None) -> int:
         print(tables.render(records))
         return 0
     from hippo.index.embedding import load_embedder
-    from hippo.index.indexer import index_repo
-    from hippo.retrieval.search import Searcher
 
-    cases = [c for c in load_cases() if (not args.kind or c["kind"] in args.kind)
-             and (not args.repo or c["repo"] in args.repo) and (not args.case or c["id"] in args.case)]
-    if args.split:
-        cases = [c for c in cases if (split_of(c["id"]) == "heldout") == (args.split == "heldout")]
-    for done in args.skip_done or []:
-        ids = {r["id"] for r in json.loads(done.read_text())["cases"]}
-        cases = [c for c in cases if c["id"] not in ids]
-    cases = cases[: args.limit] if args.limit else cases
+    cases = select_cases(args)
     if not cases:
         print("realfail: no cases match (build them with bench.realfail.build / mutate / envcases)", file=sys.stderr)
         return 2
@@ -324,36 +356,17 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     load_start = [round(x, 1) for x in os.getloadavg()]
     embedder = load_embedder("fake") if args.fast else load_embedder()
-    groups: dict[tuple[str, str], list[dict]] = {}
-    for c in cases:
-        groups.setdefault((c["repo"], c["commit"]), []).append(c)
     records = []
-    for (repo, commit), group in groups.items():
-        corpus = by_repo(repo)
-        work = tree(repo, commit, name=f"{repo.replace('/', '+')}@{commit[:12]}" + ("-fast" if args.fast else ""))
-        corpus.prepare(work)
-        seed_index(work, args.fast)
-        rep = index_repo(work, embedder=embedder)
-        print(f"[realfail] {repo}@{commit[:10]}: {len(group)} cases; index {rep.chunks_written} chunks written, "
-              f"{rep.chunks_embedded} embedded, {rep.seconds:.1f}s", flush=True)
-        for case in group:
-            reset(work, commit)
-            corpus.prepare(work)
-            make_variant(work, case)
-            index_repo(work, embedder=embedder)
-            searcher = Searcher(work, embedder=embedder)
-            searcher.search("warm up the open tables", k=1, mode="hybrid")  # the warm server's state
-            try:
-                rec = evaluate_case(case, work, searcher)
-            except Exception as exc:  # one broken case must not hide the others' numbers
-                print(f"  ! {case['id']}: {type(exc).__name__}: {exc}", flush=True)
-                continue
-            records.append(rec)
-            h = rec["hippo"]
-            print(f"  {case['id']}: hippo file={int(h['file'])} fn={int(h['function'])} line={int(h['line'])} "
-                  f"chars={h['context_chars']} {h['latency_ms']:.0f}ms shown={rec['shown_by_frames']}", flush=True)
-        reset(work, commit)
-        index_repo(work, embedder=embedder)  # leave the cached index matching the clean commit
+    for case, work, searcher in prepared(cases, embedder, args.fast):
+        try:
+            rec = evaluate_case(case, work, searcher)
+        except Exception as exc:  # one broken case must not hide the others' numbers
+            print(f"  ! {case['id']}: {type(exc).__name__}: {exc}", flush=True)
+            continue
+        records.append(rec)
+        h = rec["hippo"]
+        print(f"  {case['id']}: hippo file={int(h['file'])} fn={int(h['function'])} line={int(h['line'])} "
+              f"chars={h['context_chars']} {h['latency_ms']:.0f}ms shown={rec['shown_by_frames']}", flush=True)
     finish_bm25(records)
     finish_callees(records)
     summary = summarise(records)

@@ -347,6 +347,8 @@ class CodeGraph:
         for k in range(len(scopes), -1, -1):
             qual = ".".join([*scopes[:k], head])
             d = f.by_qual.get(qual)
+            if d is not None and (d is within or (k and d.kind == "method")):
+                continue  # a bare name never means a method, nor (`Cmd.parse = ...` calling `parse`) itself
             if d is not None:
                 return self._walk([d], parts[1:], f) if len(parts) > 1 else [d]
         if depth > MAX_DEPTH:
@@ -358,7 +360,7 @@ class CodeGraph:
                 start = self._imported(f, module, attr, bound, depth)
                 if start:
                     return self._walk(start, parts[k:], f) if k < len(parts) else \
-                        [t for t in start if isinstance(t, Def)]
+                        [t for t in start if isinstance(t, Def)] or self._module_export(start, bound)
         for module in reversed(f.stars):  # the last star import of a name wins
             for p in self._module_files(f.path, module):
                 g = self.files.get(p)
@@ -367,6 +369,22 @@ class CodeGraph:
                     if found:
                         return self._walk(found, parts[1:], g) if len(parts) > 1 else found
         return []
+
+    def _module_export(self, things: list, bound: str) -> list[Def]:
+        """What calling a JS module binding runs (`const parse = require('./parse'); parse(x)`): the
+        module's top-level definition of that name, else of the file's name, else its only one."""
+        out: list[Def] = []
+        for t in things:
+            for p in t if isinstance(t, tuple) else ():
+                g = self.files.get(p)
+                if g is None or not p.endswith(_JS_EXTS):
+                    continue
+                stem = posixpath.basename(p).split(".", 1)[0]
+                tops = [x for x in g.defs if "." not in x.qual and x.kind in ("class", "function")]
+                pick = [x for x in tops if x.qual == bound] or [x for x in tops if x.qual == stem] or \
+                    (tops if len(tops) == 1 else [])
+                out.extend(pick[:1])
+        return out
 
     def _imported(self, f: _File, module: str, attr: str, bound: str, depth: int) -> list:
         paths = self._module_files(f.path, module)

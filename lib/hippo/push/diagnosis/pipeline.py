@@ -51,8 +51,8 @@ def diagnose(searcher, request: dict, mode: str = "hybrid") -> dict:
     live = LiveFiles(root, searcher.state)
     collector = Collector(searcher, sig, live, mode)
     found = collector.collect()
-    chosen = policy.select(found, live, sig.text, set(request.get("exclude") or ()),
-                           budget=int(request.get("budget") or policy.SNIPPET_BUDGET))
+    budget = policy.code_budget(int(request.get("budget") or policy.SNIPPET_BUDGET), len(collector.pointers))
+    chosen = policy.select(found, live, sig.text, set(request.get("exclude") or ()), budget=budget)
     hits = _hits(searcher, live, chosen)
     candidates = _pointers(collector.pointers, hits)
     meta = {"total_hits": len(found), "returned_hits": len(hits),
@@ -276,15 +276,26 @@ class Collector:
         shown = 0
         for s in ranked[:policy.SUSPECT_SHOWN + policy.SUSPECT_POINTERS]:
             d = s.d
-            if shown < policy.SUSPECT_SHOWN and s.distance >= policy.SUSPECT_MIN_SHOWN_DISTANCE:
+            weight = policy.suspect_weight(s.score)
+            if shown < policy.SUSPECT_SHOWN and s.distance >= policy.SUSPECT_MIN_SHOWN_DISTANCE and \
+                    not self._covered(d, weight):
                 shown += 1
                 lines = self.live.lines(d.path) or []
                 focus = _best_line(lines, d.start, d.end, clues)
-                self.items.append(Evidence(d.path, d.start, d.end, focus, s.why(), policy.suspect_weight(s.score),
+                self.items.append(Evidence(d.path, d.start, d.end, focus, s.why(), weight,
                                            language=_language(d.path), max_lines=policy.MAX_SUSPECT_LINES))
                 self.on_path.add(d.path)
             self.pointers.append({"path": d.path, "start_line": d.start, "end_line": d.end, "symbol": d.qual,
-                                  "score": round(min(1.0, max(0.0, s.score) / 100), 2), "why": s.why()})
+                                  "score": round(min(1.0, max(0.0, s.score) / 100), 2), "why": s.why(short=True)})
+
+    def _covered(self, d, weight: float) -> bool:
+        """Whether evidence about a line of definition `d` is already collected (what the failing line
+        calls, a frame inside it): then no shown slot is spent on the suspect, and that evidence weighs
+        at least what the suspect does."""
+        covering = [ev for ev in self.items if ev.path == d.path and d.start <= ev.focus <= d.end]
+        for ev in covering:
+            ev.weight = max(ev.weight, weight)
+        return bool(covering)
 
     def _history(self) -> dict:
         """The index's co-change record, read once per indexed commit and kept on the searcher."""

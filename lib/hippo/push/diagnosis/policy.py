@@ -32,28 +32,38 @@ W_TEST = 30.0
 
 
 # Suspects (diagnosis/suspects.py): definitions the failing test reaches through the code graph, scored
-# base + the sum of these named features. The only place their weights live; fitted on the tuning split.
+# base + the sum of these weights times each raw feature (suspects.features). The only place the weights
+# live; fitted on realfail's tuning split by bench/realfail/fit.py (a coordinate search from hand-set ones).
 SUSPECT_WEIGHTS: dict[str, float] = {
     "base": 50.0,
-    "distance": -5.0,  # per call beyond the first
-    "by_name": -8.0,  # reached through a call resolved by bare name only
+    "distance": -8.0,  # per call beyond the first
+    "by_name": -7.0,  # reached through a call resolved by bare name only
     "name_clue": 6.0,  # per word of its name in the failure (assertion, expected/actual values, message)
     "name_test": 4.0,  # per word of its name in the failing test's name
-    "body_clue": 2.5,  # per failure word its body holds (up to 4)
+    "body_clue": 3.5,  # per failure word its body holds (up to 4)
     "frame": -12.0,  # the traceback already runs through it (the frame evidence shows it)
-    "size": -3.0,  # long definitions, up to 80 lines and beyond
+    "size": 6.0,  # its length, up to 80 lines: a long definition has more room for the bug
     "private": 2.0,  # a `_helper`: where the work is done, rarely what a test calls itself
     "constructor": -6.0,  # `__init__` / `constructor`: mostly stores its arguments
-    "cochange": 2.0,  # per past commit (up to 3) that changed its file together with the failing test's file
+    "cochange": 4.0,  # per past commit (up to 3) that changed its file together with the failing test's file
     "recent": 2.0,  # its file changed within RECENT_DAYS of the newest commit
 }
 SUSPECT_SHOWN = 2  # suspects that may be shown with code; the rest are pointers
-SUSPECT_MIN_SHOWN_DISTANCE = 2  # what the test calls directly is already evidence (pipeline._definitions)
+SUSPECT_MIN_SHOWN_DISTANCE = 1  # fitted: a top suspect the test calls directly shows more than its 12-line header
 SUSPECT_POINTERS = 8
 MAX_SUSPECT_LINES = 24  # a suspect shows whole when it is this short, else these many lines around its match
 W_SUSPECT_MAX = W_ASSERTED - 2  # a suspect never outranks the failing line's own definitions
 W_SUSPECT_MIN = W_IMPORTED
 POINTER_CHARS = 2000  # pointers are added while the whole answer stays within this many characters
+# Pointers are cheap (one line each) and name the fix more often than a third code span shows it, so the
+# code budget leaves room for this many of them (when there are that many) at about POINTER_LINE each.
+POINTERS_RESERVED = 3
+POINTER_LINE = 125
+
+
+def code_budget(budget: int, pointers: int) -> int:
+    """The characters of code to show when `pointers` suspects wait to be named after it."""
+    return max(MIN_ROOM * 2, budget - min(pointers, POINTERS_RESERVED) * POINTER_LINE)
 
 
 def suspect_weight(score: float) -> float:

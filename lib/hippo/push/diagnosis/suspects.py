@@ -24,6 +24,7 @@ _STOP = frozenset("self this cls assert assertion expect true false none null un
                   "equal equals error value result def function const let var new await async where object "
                   "bound method".split())
 _CONSTRUCTORS = ("__init__", "constructor", "__post_init__", "__new__")
+MAX_WHY_NAME = 48  # a jest/mocha test title is a sentence: the why quotes its start
 
 
 @dataclass
@@ -37,11 +38,13 @@ class Suspect:
     score: float = 0.0
     features: dict[str, float] = field(default_factory=dict)
 
-    def why(self) -> str:
+    def why(self, short: bool = False) -> str:
+        """How the test reaches it; `short` (a pointer's line) leaves out which test."""
         steps = "1 call down" if self.distance == 1 else f"{self.distance} calls down"
+        test = self.test if len(self.test) <= MAX_WHY_NAME else self.test[:MAX_WHY_NAME - 3].rstrip() + "..."
         if self.distance == 1:
-            return f"called by {self.test}, {steps}"
-        return f"called by {self.via}, {steps} from {self.test}"
+            return f"called by {test}, {steps}"
+        return f"called by {self.via}, {steps}" + ("" if short else f" from {test}")
 
 
 def words(text: str) -> set[str]:
@@ -111,8 +114,8 @@ RECENT_DAYS = 30  # a file changed within this many days of the newest commit co
 
 def rank(suspects: dict[Def, Suspect], clues: set[str], test_words: set[str],
          frames: list[tuple[str, int, str]], body_of, history: dict | None = None) -> list[Suspect]:
-    """Score each reached definition with policy.SUSPECT_WEIGHTS; best first. `history` is the index's
-    co-change record (index/cochange.py)."""
+    """Score each reached definition: base + the sum of policy.SUSPECT_WEIGHTS times its raw features
+    (`features`); best first. `history` is the index's co-change record (index/cochange.py)."""
     w = policy.SUSPECT_WEIGHTS
     pairs = (history or {}).get("pairs") or {}
     last = (history or {}).get("last") or {}
@@ -122,24 +125,31 @@ def rank(suspects: dict[Def, Suspect], clues: set[str], test_words: set[str],
         d = s.d
         if is_test(d.path) or d.kind in ("class", "interface", "test"):
             continue  # test helpers and class headers say little; their methods are candidates themselves
-        body = body_of(d)
-        name_words = words(d.qual)
-        body_words = words(body) if body else set()
-        f = {
-            "distance": w["distance"] * (s.distance - 1),
-            "by_name": w["by_name"] if s.how != EXACT else 0.0,
-            "name_clue": w["name_clue"] * min(2, len(name_words & clues)),
-            "name_test": w["name_test"] * min(2, len(name_words & test_words)),
-            "body_clue": w["body_clue"] * min(4, len(body_words & clues)),
-            "frame": w["frame"] if any(p == d.path and d.start <= n <= d.end for p, n, _ in frames) else 0.0,
-            "size": w["size"] * min(1.0, (d.end - d.start + 1) / 80),
-            "private": w["private"] if d.name.startswith("_") and not d.name.startswith("__") else 0.0,
-            "constructor": w["constructor"] if d.name in _CONSTRUCTORS else 0.0,
-            "cochange": w["cochange"] * min(3, pairs.get(s.test_path, {}).get(d.path, 0)),
-            "recent": w["recent"] if newest and newest - last.get(d.path, 0) <= RECENT_DAYS * 86400 else 0.0,
-        }
-        s.features = f
-        s.score = w["base"] + sum(f.values())
+        s.features = features(s, clues, test_words, frames, body_of(d), pairs.get(s.test_path, {}),
+                              last, newest)
+        s.score = w["base"] + sum(w[k] * v for k, v in s.features.items())
         out.append(s)
     out.sort(key=lambda s: (-s.score, s.distance, s.d.path, s.d.start))
     return out
+
+
+def features(s: Suspect, clues: set[str], test_words: set[str], frames: list[tuple[str, int, str]], body: str,
+             pairs: dict[str, int], last: dict[str, float], newest: float) -> dict[str, float]:
+    """The raw value of each named feature (policy.SUSPECT_WEIGHTS has one weight per key): counts and
+    0/1 flags, so that a fit (bench/realfail/fit.py) can weigh them without recomputing anything."""
+    d = s.d
+    name_words = words(d.qual)
+    body_words = words(body) if body else set()
+    return {
+        "distance": float(s.distance - 1),
+        "by_name": float(s.how != EXACT),
+        "name_clue": float(min(2, len(name_words & clues))),
+        "name_test": float(min(2, len(name_words & test_words))),
+        "body_clue": float(min(4, len(body_words & clues))),
+        "frame": float(any(p == d.path and d.start <= n <= d.end for p, n, _ in frames)),
+        "size": min(1.0, (d.end - d.start + 1) / 80),
+        "private": float(d.name.startswith("_") and not d.name.startswith("__")),
+        "constructor": float(d.name in _CONSTRUCTORS),
+        "cochange": float(min(3, pairs.get(d.path, 0))),
+        "recent": float(bool(newest) and newest - last.get(d.path, 0) <= RECENT_DAYS * 86400),
+    }
