@@ -29,16 +29,27 @@ def find_repo_root(cwd: str | os.PathLike | None) -> Path | None:
     return None
 
 
-def index_dir(root: Path):
-    """(settings, index dir) for a repo, without creating anything (the path is indexdir.index_path)."""
+def settings_for(root: Path):
+    """The repo's settings; bad values fall back to defaults (never raise) and are logged: a hook's stderr
+    reaches no one, the repo's log does."""
     from hippo.core.config import load_settings
-    from hippo.core.integrity import refuse_planted
 
     problems: list[str] = []
-    settings = load_settings(root, warn=problems.append)  # bad values fall back to defaults, never raise
+    settings = load_settings(root, warn=problems.append)
+    if problems:
+        idx = settings.index_path(root)
+        for line in problems:
+            log(idx if not idx.is_symlink() else None, f"settings: {line}")
+    return settings
+
+
+def index_dir(root: Path, settings=None):
+    """(settings, index dir) for a repo, without creating anything (the path is indexdir.index_path).
+    `settings` already loaded for `root` (a warm server's) are used as they are."""
+    from hippo.core.integrity import refuse_planted
+
+    settings = settings if settings is not None else settings_for(root)
     idx = settings.index_path(root)
-    for line in problems:  # a hook's stderr reaches no one: the repo's log gets them
-        log(idx if not idx.is_symlink() else None, f"settings: {line}")
     # Raises for a planted index dir (a symlink, files git tracks): the hook logs it and stays silent.
     refuse_planted(root, idx)
     return settings, idx

@@ -22,10 +22,12 @@ from datetime import date
 from pathlib import Path
 
 from hippo.core import pathkind
+from hippo.core.errors import BadQueryError
 from hippo.core.secrets import redact
 from hippo.push.diagnosis import changes, policy, runners
 from hippo.push.diagnosis.evidence import Evidence, LiveFiles, body_of, definition_body, definition_line
 from hippo.push.diagnosis.gate import hit_reason
+from hippo.push.diagnosis.index_api import LOOKUP_ERRORS, DiagnosisIndex
 from hippo.push.diagnosis.signals import Signals, extract, shared_run, template_fragments
 
 MIN_RUN_CHARS = 10  # a shared run shorter than this ("is not") is no evidence
@@ -43,11 +45,16 @@ _HARNESS_MESSAGE = re.compile(r"^(?:assert\b|expect\(|Expected\b|expected\b|List
                               r"assertion failed|Error: expect)")
 
 
-def diagnose(searcher, request: dict, mode: str = "hybrid") -> dict:
-    """The diagnose op: {"error", "cwd", "exclude"?, "budget"?} -> {"query", "hits", "meta", "message"}."""
+def diagnose(searcher: DiagnosisIndex, request: dict, mode: str = "hybrid") -> dict:
+    """The diagnose op: {"error", "cwd", "exclude"?, "budget"?} -> {"query", "hits", "meta", "message"}.
+
+    `request["signals"]`, when the caller already parsed the error (respond.py, in the same process: the
+    gate needed it), is that parse; the error text is read once per failure."""
     started = time.perf_counter()
     root = Path(searcher.root)
-    sig = extract(str(request.get("error") or ""), cwd=str(request.get("cwd") or root), root=str(root))
+    sig = request.get("signals")
+    if not isinstance(sig, Signals):
+        sig = extract(str(request.get("error") or ""), cwd=str(request.get("cwd") or root), root=str(root))
     live = LiveFiles(root, searcher.state)
     collector = Collector(searcher, sig, live, mode)
     found = collector.collect()
@@ -76,8 +83,11 @@ def _pointers(pointers: list[dict], hits: list[dict]) -> list[dict]:
 class Collector:
     """Gathers candidate evidence for one failure."""
 
-    def __init__(self, searcher, sig: Signals, live: LiveFiles, mode: str) -> None:
+    def __init__(self, searcher: DiagnosisIndex, sig: Signals, live: LiveFiles, mode: str) -> None:
         self.searcher, self.sig, self.live, self.mode = searcher, sig, live, mode
+        # what the runner's output says, read once: the failing tests and the source lines it quotes
+        self.tests = runners.failing_tests(sig.text)
+        self.quoted = runners.quoted_source(sig.text)
         self.files = set(searcher.state.files)
         self.items: list[Evidence] = []
         self.pointers: list[dict] = []  # ranked suspects beyond those offered as code
@@ -151,7 +161,7 @@ class Collector:
         return out
 
     def _failing_tests(self) -> list[runners.FailingTest]:
-        tests = runners.failing_tests(self.sig.text)
+        tests = self.tests
         for t in tests:
             p = self._resolve(t.path) if t.path else None
             if p:
@@ -203,7 +213,7 @@ class Collector:
                 want(ref.name, policy.W_NAMED, f"definition of {ref.name}")
         # the failing line: frames inside test files, and the lines the runner quotes
         asserted = [self._line(p, n) for p, n, _ in frames if pathkind.is_test(p)]
-        asserted += runners.quoted_source(self.sig.text)
+        asserted += self.quoted
         for name in runners.called_names([a for a in asserted if a]):
             want(name, policy.W_ASSERTED, f"definition of {name}, called by the failing line")
         # the failing tests' bodies, and the test lines just changed
@@ -242,7 +252,7 @@ class Collector:
 
         try:
             graph = graph_for(self.searcher.store)
-        except Exception:  # noqa: BLE001 - an index without a graph: the other evidence stands
+        except LOOKUP_ERRORS:  # a graph the index cannot read: the other evidence stands
             return
         starts = suspects.test_defs(graph, tests, frames, self._resolve)
         if not starts:
@@ -251,7 +261,7 @@ class Collector:
         if not reached:
             return
         clue_text = [f"{e.etype} {e.message}" for e in self.sig.errors[:3]]
-        clue_text += runners.quoted_source(self.sig.text)
+        clue_text += self.quoted
         clue_text += [self._line(p, n) for p, n, _ in frames if pathkind.is_test(p)]
         test_names = " ".join(d.qual for d in starts)
         clues = suspects.words("\n".join(clue_text)) - suspects.words(test_names)
@@ -270,18 +280,10 @@ class Collector:
                                   "score": round(min(1.0, max(0.0, s.score) / 100), 2), "why": s.why()})
 
     def _history(self) -> dict:
-        """The index's co-change record, read once per indexed commit and kept on the searcher."""
+        """The index's co-change record (read from disk only when its file changed)."""
         from hippo.index import cochange
 
-        key = self.searcher.state.indexed_commit
-        cached = self.searcher.__dict__.get("_cochange")
-        if cached is None or cached[0] != key:
-            try:
-                cached = (key, cochange.load(self.searcher.index_dir))
-            except Exception:  # noqa: BLE001 - history is a hint
-                cached = (key, {})
-            self.searcher.__dict__["_cochange"] = cached
-        return cached[1]
+        return cochange.load_cached(self.searcher.index_dir)
 
     def _body(self, d) -> str:
         lines = self.live.lines(d.path) or []
@@ -328,7 +330,7 @@ class Collector:
         """Definitions of `names` from the store's symbol index, code under test before tests."""
         try:
             found = self.searcher.store.identifier_lookup(names, DEF_LIMIT * 3)
-        except Exception:  # noqa: BLE001 - a lookup failing leaves the other evidence
+        except LOOKUP_ERRORS:  # a lookup failing leaves the other evidence
             return {}
         out = {}
         for name, rows in found.items():
@@ -345,7 +347,7 @@ class Collector:
     def _nearest(self, name: str) -> str | None:
         try:
             names = self.searcher.store.symbol_names()  # cached by the store per table version
-        except Exception:  # noqa: BLE001
+        except LOOKUP_ERRORS:
             names = []
         close = difflib.get_close_matches(name, names, n=1, cutoff=0.75)
         return close[0] if close and close[0] != name else None
@@ -385,7 +387,7 @@ class Collector:
             return None
         try:
             return self.searcher.store.literal_lookup(terms, 6)
-        except Exception:  # noqa: BLE001
+        except LOOKUP_ERRORS:
             return None
 
     def _message_sites(self, found: dict[str, list[dict]] | None) -> None:
@@ -423,7 +425,9 @@ class Collector:
         try:
             resp = self.searcher.search(f"{e.etype}: {e.message}"[:300], keywords=self.sig.identifiers[:3], k=4,
                                         mode=self.mode)
-        except Exception:  # noqa: BLE001
+        except BadQueryError:
+            return
+        except LOOKUP_ERRORS:
             return
         for h in resp.hits:
             if h.stale or hit_reason(h.snippet, h.score, self.sig) != "message-literal":
@@ -491,7 +495,7 @@ def _best_line(lines: list[str], start: int, end: int, clues: set[str]) -> int:
     return best
 
 
-def _hits(searcher, live: LiveFiles, chosen) -> list[dict]:
+def _hits(searcher: DiagnosisIndex, live: LiveFiles, chosen) -> list[dict]:
     """Hit dicts (the search result shape plus `why`), text from the live files."""
     paths = sorted({ev.path for ev, *_ in chosen})
     dates = _dates(searcher, live, paths)
@@ -504,30 +508,20 @@ def _hits(searcher, live: LiveFiles, chosen) -> list[dict]:
     return out
 
 
-def _dates(searcher, live: LiveFiles, paths: list[str]) -> dict[str, str]:
-    """Last commit date of clean files (cached per blob), the file's mtime for edited ones."""
-    from hippo.core import gitutil
-
-    known = searcher.__dict__.setdefault("_commit_dates", {})
+def _dates(searcher: DiagnosisIndex, live: LiveFiles, paths: list[str]) -> dict[str, str]:
+    """Last commit date of clean files (the index's cache, per blob), the file's mtime for edited ones."""
     out: dict[str, str] = {}
     clean = {}
     for p in paths:
         rec = searcher.state.files.get(p)
         if rec is not None and rec.blob and not live.changed_since_index(p):
-            clean[p] = (p, rec.blob)
+            clean[p] = rec.blob
         else:
             try:
                 out[p] = date.fromtimestamp((live.root / p).stat().st_mtime).isoformat()
             except OSError:
                 pass
-    missing = [p for p, key in clean.items() if key not in known]
-    if missing:
-        try:
-            found = gitutil.last_commit_dates(live.root, missing)
-        except Exception:  # noqa: BLE001 - dates are a nicety
-            found = {}
-        known.update({clean[p]: d for p, d in found.items()})
-    out.update({p: known[key] for p, key in clean.items() if key in known})
+    out.update(searcher.commit_dates.get(clean))
     return out
 
 
