@@ -206,3 +206,54 @@ def test_search_and_diagnosis_share_the_commit_dates(git_repo, monkeypatch):
     resp = diagnose(s, {"error": error, "cwd": str(root)}, mode="keyword")
     assert [h for h in resp["hits"] if h["path"] == "shop/cart.py" and h["last_modified"]]
     assert len(asked) == n  # the date search found is the date diagnosis shows: no second `git log`
+
+
+# --- per-failure work the warm server does not repeat -----------------------------------------------------
+JEST_FAIL = """Exit code 1
+ FAIL  js/price.test.js
+  ● parses cents
+
+    expect(received).toBe(expected) // Object.is equality
+
+    Expected: 1.25
+    Received: 1.5
+"""
+
+
+def test_a_failure_scans_the_text_column_once(repo):
+    """The message's fragments and the failing test's quoted title are looked up in one literal scan."""
+    from hippo.push.diagnosis.pipeline import diagnose
+
+    s = FakeSearcher(repo)
+    error = JEST_FAIL + "\nError: price must be a number with two decimals\n"
+    resp = diagnose(s, {"error": error, "cwd": str(repo)})
+    scans = [c for c in s.calls if c[0] == "literal"]
+    assert len(scans) == 1, scans
+    assert "'parses cents'" in scans[0][1]
+    # the titled test's body was still found: what it calls is shown
+    assert any("called by the failing test" in h["why"] for h in resp["hits"]), resp["hits"]
+
+
+def test_live_files_are_read_once_while_they_stay_the_same(repo, monkeypatch):
+    from hippo.core.repo_read import RepoReader
+    from hippo.push.diagnosis.pipeline import diagnose
+
+    reads: list[str] = []
+    real = RepoReader.read_text
+
+    def counting(self, path, *a, **kw):
+        reads.append(path)
+        return real(self, path, *a, **kw)
+
+    monkeypatch.setattr(RepoReader, "read_text", counting)
+    request = {"error": PY_TRACEBACK.replace("/srv/dev/work", str(repo)), "cwd": str(repo / "py")}
+    first = diagnose(FakeSearcher(repo), request)
+    assert "py/shop/cart.py" in reads
+    n = len(reads)
+    assert diagnose(FakeSearcher(repo), request)["hits"] == first["hits"]
+    assert len(reads) == n  # the second failure read no file again
+    cart = repo / "py" / "shop" / "cart.py"
+    cart.write_text(cart.read_text().replace("must be positive", "must be above zero"))
+    again = diagnose(FakeSearcher(repo), request)
+    assert reads[n:].count("py/shop/cart.py") == 1  # an edited file is read again ...
+    assert any("must be above zero" in h["snippet"] for h in again["hits"])  # ... and shown as it is now

@@ -35,6 +35,8 @@ MAX_FRAMES = 6
 MAX_CHANGED_FILES = 8  # a working tree changed in more files than this is a refactor, not one edit
 MAX_NAMES = 24
 DEF_LIMIT = 3  # definitions kept per name
+MESSAGE_ROWS = 6  # chunks kept per message fragment
+TITLE_ROWS = 2  # chunks kept per quoted test title
 FOLLOW_PER_DEF = 3  # callees followed per definition of what the failing line or test calls
 DEF_LINES = 12  # a definition is shown from its header: the signature says most
 FRAME_LINES = 16
@@ -88,7 +90,8 @@ class Collector:
         # what the runner's output says, read once: the failing tests and the source lines it quotes
         self.tests = runners.failing_tests(sig.text)
         self.quoted = runners.quoted_source(sig.text)
-        self.files = set(searcher.state.files)
+        self.literals: dict[str, list[dict]] | None = None  # the one literal scan's answers (_message_lookup)
+        self.files = searcher.state.files  # path -> record: membership only
         self.items: list[Evidence] = []
         self.pointers: list[dict] = []  # ranked suspects beyond those offered as code
         self.on_path: set[str] = set()  # files the failure runs through (frames, tests, definitions)
@@ -111,7 +114,9 @@ class Collector:
     def _resolve(self, path: str) -> str | None:
         if path in self.files:
             return path
-        matches = [f for f in self.files if f.endswith("/" + path)] if path and not path.startswith("/") else []
+        if not path or path.startswith("/"):
+            return None
+        matches = [f for f in _by_file_name(self.files).get(path.rsplit("/", 1)[-1], ()) if f.endswith("/" + path)]
         return matches[0] if len(matches) == 1 else None
 
     def _unit(self, path: str, line: int) -> tuple[int, int, str, str]:
@@ -317,13 +322,15 @@ class Collector:
         return lines[line - 1] if 0 < line <= len(lines) else ""
 
     def _titled_test(self, t: runners.FailingTest) -> list[str]:
-        title = t.name.strip()[:200]
-        hits = self.searcher.store.literal_lookup([f"'{title}'", f'"{title}"', f"`{title}`"], 2)
+        """The body of a jest/mocha test named by its title: its `it('title'` found by the one literal scan."""
+        terms = _title_terms(t)
+        found = self.literals if self.literals is not None and all(q in self.literals for q in terms) else \
+            self.searcher.store.literal_lookup(terms, TITLE_ROWS)
         out: list[str] = []
-        for rows in hits.values():
-            for row in rows:
+        for term in terms:
+            for row in found.get(term, [])[:TITLE_ROWS]:
                 if pathkind.is_test(row["path"]):
-                    out.extend(body_of(row["text"], title))
+                    out.extend(body_of(row["text"], t.name.strip()[:200]))
         return out
 
     def _lookup(self, names: list[str], tests_too: bool = False) -> dict[str, list[dict]]:
@@ -381,14 +388,18 @@ class Collector:
         return errors, classes, frags + [f"{c}(" for c in classes]
 
     def _message_lookup(self) -> dict[str, list[dict]] | None:
-        """The literal lookup of the message's fragments: one store pass, run while git diffs the tree."""
+        """The literal lookup of the message's fragments and the failing tests' titles: one pass over the
+        table's text per failure (each term keeps its own first rows), run while git diffs the tree."""
         terms = self._message_terms()[2]
-        if not terms:
+        titles = [q for t in self.tests if " " in t.name for q in _title_terms(t)]
+        self.literals = None
+        if not terms and not titles:
             return None
         try:
-            return self.searcher.store.literal_lookup(terms, 6)
+            self.literals = self.searcher.store.literal_lookup(terms + titles, MESSAGE_ROWS)
         except LOOKUP_ERRORS:
             return None
+        return self.literals if terms else None
 
     def _message_sites(self, found: dict[str, list[dict]] | None) -> None:
         errors, classes, _ = self._message_terms()
@@ -436,6 +447,26 @@ class Collector:
             anchor = h.snippet.split("\n")[first].strip()[:120]
             self.items.append(Evidence(h.path, h.start_line, h.end_line, h.start_line + first, "matches the message",
                                        policy.W_IMPORTED, anchor=anchor, from_index=True, language=h.language))
+
+
+_NAMES: list = [None, 0, {}]  # [the files mapping, its size, file name -> paths]: one per open index state
+
+
+def _by_file_name(files) -> dict[str, list[str]]:
+    """Indexed paths by their last component, built once per index state (a printed path that is a suffix
+    of an indexed one is looked up among the paths with its file name, not among all of them)."""
+    if _NAMES[0] is not files or _NAMES[1] != len(files):
+        index: dict[str, list[str]] = {}
+        for f in files:
+            index.setdefault(f.rsplit("/", 1)[-1], []).append(f)
+        _NAMES[:] = [files, len(files), index]
+    return _NAMES[2]
+
+
+def _title_terms(t: runners.FailingTest) -> list[str]:
+    """How a jest/mocha title appears in its test file: quoted as the `it(` argument."""
+    title = t.name.strip()[:200]
+    return [f"'{title}'", f'"{title}"', f"`{title}`"]
 
 
 def lookup_fragments(message: str) -> list[str]:
