@@ -257,3 +257,16 @@ def test_live_files_are_read_once_while_they_stay_the_same(repo, monkeypatch):
     again = diagnose(FakeSearcher(repo), request)
     assert reads[n:].count("py/shop/cart.py") == 1  # an edited file is read again ...
     assert any("must be above zero" in h["snippet"] for h in again["hits"])  # ... and shown as it is now
+
+
+def test_the_dedupe_record_is_written_without_waiting_for_the_disk(repo, monkeypatch):
+    """session_state.remember runs before every injecting reply; an fsync there cost 200 ms on a busy disk."""
+    import os as os_mod
+
+    from hippo.push import session_state
+
+    synced: list[int] = []
+    monkeypatch.setattr(os_mod, "fsync", lambda fd: synced.append(fd))
+    session_state.remember(repo / ".hippo", "s1", ["py/shop/cart.py:1-9"])
+    assert synced == []
+    assert session_state.injected_keys(repo / ".hippo", "s1") == {"py/shop/cart.py:1-9"}

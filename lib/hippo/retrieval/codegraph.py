@@ -354,6 +354,8 @@ class CodeGraph:
         head = parts[0]
         scopes = within.qual.split(".") if within is not None else []
         for k in range(len(scopes), -1, -1):
+            if 0 < k < len(scopes) and getattr(f.by_qual.get(".".join(scopes[:k])), "kind", "") == "class":
+                continue  # a class body is no scope of its methods (Python and JS alike)
             qual = ".".join([*scopes[:k], head])
             d = f.by_qual.get(qual)
             if d is not None:
