@@ -130,6 +130,8 @@ def _file_calls(o: Oracle, rel: str, tree: ast.Module, mod: str, module_names: s
                 f, site = sub.func, (rel, sub.lineno)
                 before = len(o.calls[site])
                 _resolve_call(o, site, f, names, mod, cls, top, members)
+                for d in list(o.calls[site]):  # `C()` runs `C.__init__`
+                    o.calls[site].update(members.get((d.module, d.qual, "__init__"), []))
                 if len(o.calls[site]) == before:
                     o.unresolved.add(site)
 

@@ -12,7 +12,7 @@ their tree), so the hook meets pytest, unittest, jest, vitest, mocha and node:te
 Two measurements over the same cases, after one warm-up pass:
 - **in-process**: `WarmIndex.handle({"op": "hook", ...})`, what the warm server runs for a failed
   command: wall and CPU (this process plus its git children) per call; `--profile N` prints cProfile's
-  N most expensive functions over one more pass.
+  N most expensive functions over the first-sight pass.
 - **server**: `hippo serve` running, a fresh `python -m hippo hook tool-failure` per call, as Claude Code
   runs it: wall per call, and the CPU of the hook process and of the server per call.
 Wall times on a shared box are inflated by load; the CPU columns are the steadier figure.
@@ -166,7 +166,13 @@ def in_process(root: Path, payloads: list[dict], runs: int, profile: int) -> dic
         out = (reply.get("result") or {}).get("output") or {}
         return wall, cpu, len(((out.get("hookSpecificOutput") or {}).get("additionalContext")) or "")
 
+    one(payloads[0], -2)  # the very first call builds the per-version caches (symbols, spans, graph)
+    prof = cProfile.Profile() if profile else None
+    if prof is not None:
+        prof.enable()
     first = [one(p, -1) for p in payloads]  # first sight of each failure: nothing about it cached yet
+    if prof is not None:
+        prof.disable()
     walls, cpus, sizes = [], [], []
     for i in range(runs):
         for p in payloads:
@@ -174,14 +180,9 @@ def in_process(root: Path, payloads: list[dict], runs: int, profile: int) -> dic
             walls.append(w)
             cpus.append(c)
             sizes.append(n)
-    res = {"walls": walls, "cpus": cpus, "sizes": sizes, "first_walls": [w for w, _, _ in first[1:]],
-           "first_cpus": [c for _, c, _ in first[1:]]}  # the very first call also builds the per-version caches
-    if profile:
-        prof = cProfile.Profile()
-        prof.enable()
-        for p in payloads:
-            one(p, runs + 1)
-        prof.disable()
+    res = {"walls": walls, "cpus": cpus, "sizes": sizes, "first_walls": [w for w, _, _ in first],
+           "first_cpus": [c for _, c, _ in first]}
+    if prof is not None:  # of the first-sight pass
         s = io.StringIO()
         pstats.Stats(prof, stream=s).sort_stats("cumulative").print_stats(profile)
         res["profile"] = s.getvalue()
@@ -254,11 +255,13 @@ def main(argv: list[str] | None = None) -> int:
         rows.append(("hook process + server, repeated", s["walls"], s["hook_cpu"], s["server_cpu"]))
     print("| path | wall p50 ms | wall p95 ms | CPU p50 ms (hook process) | CPU p95 ms | server CPU p50 / p95 ms |")
     print("|---|---|---|---|---|---|")
-    for name, walls, cpus, srv in rows:
+    for name, walls, cpus, srv in [row for row in rows if row[1]]:
         extra = f"{statistics.median(srv):.0f} / {pct(srv, 0.95):.0f}" if srv else "-"
         print(f"| {name} | {statistics.median(walls):.0f} | {pct(walls, 0.95):.0f} | {statistics.median(cpus):.0f} | "
               f"{pct(cpus, 0.95):.0f} | {extra} |")
-    print(f"answered (code injected) on {answered:.0%} of calls; median answer {statistics.median(r['sizes']):.0f} chars")
+    if r["sizes"]:
+        print(f"answered (code injected) on {answered:.0%} of calls; median answer "
+              f"{statistics.median(r['sizes']):.0f} chars")
     if r.get("profile"):
         print(r["profile"])
     return 0
