@@ -1,11 +1,18 @@
 """Stand-ins shared by tests: a Searcher over the fixture projects' live files (whole top-level blocks
-as chunks, literal keyword search, the store's one-pass lookups) for the diagnosis and the warm server."""
+as chunks, literal keyword search, the store's one-pass lookups) for the diagnosis and the warm server.
+
+FakeSearcher is a `push.diagnosis.index_api.DiagnosisIndex`; mypy checks it (pyproject's mypy files), and
+tests/test_diagnosis_index_api.py checks its signatures against the Protocol and the real Store's."""
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+from hippo.core.gitutil import CommitDates
+from hippo.push.diagnosis.index_api import DiagnosisIndex, DiagnosisStore
 from hippo.retrieval.results import Hit, SearchResponse
 
 _SYMBOL = re.compile(r"^(?:export\s+)?(?:async\s+)?(?:def|class|function|fn|pub fn|struct|public class|static \w+)\s+(\w+)")
@@ -17,12 +24,6 @@ ERRORS = Path(__file__).parent / "fixtures" / "errors"
 PROJECTS = ERRORS / "projects"
 
 
-@dataclass
-class _State:
-    files: dict
-    indexed_commit: str = "abc123"
-
-
 @dataclass(frozen=True)
 class _Rec:
     size: int
@@ -30,10 +31,16 @@ class _Rec:
     blob: str | None = None
 
 
+@dataclass
+class _State:
+    files: dict[str, _Rec]
+    indexed_commit: str | None = "abc123"
+
+
 class _Store:
     """The Store's one-pass lookups over the stand-in chunks."""
 
-    def __init__(self, owner):
+    def __init__(self, owner: FakeSearcher) -> None:
         self.owner = owner
 
     def _rows(self):
@@ -44,17 +51,17 @@ class _Store:
                 yield {"id": f"{path}#{s}", "path": path, "start_line": s, "end_line": e, "language": "text",
                        "symbol": m.group(1) if m else "", "text": text}
 
-    def literal_lookup(self, terms, limit, where=None, **kw):
+    def literal_lookup(self, terms: Sequence[str], limit: int, flt: Any = None) -> dict[str, list[dict]]:
         self.owner.calls.append(("literal", list(terms)))
-        out = {t: [] for t in terms}
+        out: dict[str, list[dict]] = {t: [] for t in terms}
         for row in self._rows():
             for t in terms:
                 if t in row["text"] and len(out[t]) < limit:
                     out[t].append(row)
         return out
 
-    def identifier_lookup(self, names, limit, where=None, **kw):
-        out = {n: [] for n in names}
+    def identifier_lookup(self, names: Sequence[str], limit: int, flt: Any = None) -> dict[str, list[dict]]:
+        out: dict[str, list[dict]] = {n: [] for n in names}
         for row in self._rows():
             for n in names:
                 if row["symbol"] == n and len(out[n]) < limit:
@@ -64,8 +71,14 @@ class _Store:
     def symbols(self):
         return [r for r in self._rows() if r["symbol"]]
 
-    def symbol_names(self):
+    def symbol_names(self) -> list[str]:
         return sorted({r["symbol"] for r in self._rows() if r["symbol"]})
+
+    def table_version(self) -> int:
+        return 1
+
+    def file_graphs(self) -> dict[str, str]:
+        return {}  # an index without a code graph: diagnosis does without suspects
 
 
 @dataclass
@@ -77,8 +90,10 @@ class FakeSearcher:
     state: _State = field(init=False)
     calls: list = field(default_factory=list)
 
-    def __post_init__(self):
-        self.chunks = {}
+    def __post_init__(self) -> None:
+        self.index_dir = self.root / ".hippo"  # no co-change history there: an empty one
+        self.commit_dates = CommitDates(self.root)
+        self.chunks: dict[str, list[tuple[int, int, list[str]]]] = {}
         for p in self.root.rglob("*"):
             if p.is_file() and p.suffix in {".py", ".js", ".rs", ".c", ".java", ".md"}:
                 rel = p.relative_to(self.root).as_posix()
@@ -88,13 +103,14 @@ class FakeSearcher:
                                     for n, s in enumerate(starts)]
         self.state = _State(files={k: _Rec((self.root / k).stat().st_size, (self.root / k).stat().st_mtime_ns)
                                    for k in self.chunks})
-        self.store = _Store(self)
+        self.store: DiagnosisStore = _Store(self)
 
-    def chunks_at(self, path, line):
+    def chunks_at(self, path: str, line: int) -> list[dict]:
         return [{"id": f"{path}#{s}", "path": path, "start_line": s, "end_line": e, "language": "text",
                  "text": "\n".join(lines[s - 1:e])} for s, e, lines in self.chunks.get(path, []) if s <= line <= e]
 
-    def search(self, query, keywords=(), k=4, mode="hybrid", **kw):
+    def search(self, query: str, *, keywords: Sequence[str] = (), k: int | None = 4,
+               mode: str = "hybrid") -> SearchResponse:
         self.calls.append((query, list(keywords)))
         hits = []
         for path, blocks in self.chunks.items():
@@ -103,3 +119,8 @@ class FakeSearcher:
                 if any(kw and kw.lower() in text.lower() for kw in keywords):
                     hits.append(Hit(f"{path}#{s}", path, s, e, "text", 0.6, text))
         return SearchResponse(query, hits[:k])
+
+
+def as_index(searcher: FakeSearcher) -> DiagnosisIndex:
+    """The stand-in as the interface diagnosis declares: mypy fails here when the two drift apart."""
+    return searcher

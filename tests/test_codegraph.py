@@ -288,3 +288,22 @@ def test_cochange_history_is_built_then_extended_incrementally(git_repo):
     data = cochange.load(root / ".hippo")
     assert data["commits"] == 3  # only the new commit was read
     assert data["pairs"] == {"tests/test_a.py": {"src/a.py": 2, "src/c.py": 1}}
+
+
+@pytest.mark.parametrize("path,text", [
+    ("pkg/text.py", "from .cells import cell_len\n\n\nclass Text:\n    def cell_len(self):\n"
+                    "        return cell_len(self.plain)\n"),
+    ("pkg/text.js", "const { cell_len } = require('./cells');\n\nclass Text {\n  cell_len() {\n"
+                    "    return cell_len(this.plain);\n  }\n}\n"),
+])
+def test_a_method_does_not_see_its_class_scope(path, text):
+    """Inside a method, a bare name is never a sibling method (neither Python nor JS puts the class body in
+    scope): `cell_len(...)` in `Text.cell_len` is the imported function, not a recursive call."""
+    cells = "pkg/cells.py" if path.endswith(".py") else "pkg/cells.js"
+    body = "def cell_len(t):\n    return len(t)\n" if path.endswith(".py") else \
+        "function cell_len(t) {\n  return t.length;\n}\nmodule.exports = { cell_len };\n"
+    g = _graph({cells: body, path: text})
+    method = g.find("Text.cell_len")[0]
+    got = {c.callee: ([(d.path, d.qual) for d in found], how) for c, found, how in g.callees(method)}
+    assert got["cell_len"] == ([(cells, "cell_len")], EXACT)
+    assert [c.path for c, _ in g.callers(g.find(f"{cells}:cell_len"))] == [path]

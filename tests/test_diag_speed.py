@@ -132,3 +132,20 @@ def test_background_diffs_equal_the_direct_ones(tmp_path):
     assert pending.last_commit() == changes.last_commit(tmp_path) == [changes.Hunk("a.py", 2, 6, "last commit")]
     nothing = changes.Pending(tmp_path / "not-a-repo")
     assert nothing.working_tree() == [] and nothing.last_commit() == []
+
+
+def test_chunks_at_matches_a_plain_filter_and_follows_new_versions(indexed):
+    root, store = indexed
+    rows = store.rows()
+    probes = sorted({(r["path"], line) for r in rows for line in (r["start_line"], r["end_line"])})[:80]
+    probes += [(rows[0]["path"], 10_000), ("no/such/file.py", 1)]
+    for path, line in probes:
+        plain = [r["id"] for r in rows if r["path"] == path and r["start_line"] <= line <= r["end_line"]]
+        assert [r["id"] for r in store.chunks_at(path, line)] == plain
+    assert set(store.chunks_at(*probes[0])[0]) == {"id", "path", "start_line", "end_line", "language", "symbol",
+                                                  "text"}
+    (root / "brand_new.py").write_text("def brand_new_helper():\n    return 1\n")
+    index_repo(root, embedder=FakeEmbedder())
+    assert store.chunks_at("brand_new.py", 1) == []  # still the version it opened
+    store.refresh()
+    assert [r["path"] for r in store.chunks_at("brand_new.py", 1)] == ["brand_new.py"]

@@ -345,3 +345,27 @@ def recently_changed(root: Path, commits: int | None = None) -> set[str]:
     logged = run(root, "log", f"-{int(commits or RECENT_COMMITS)}", "--name-only", "--format=", "-z", "--no-renames",
                  check=False).stdout.decode(_ENC, _ERRORS)
     return {p.strip("\n") for p in logged.split("\0") if p.strip("\n")} | set(dirty_files(root))
+
+
+class CommitDates:
+    """Last commit date of each (path, blob), asked of git once per blob: one `git log` per file is the slowest
+    part of a warm query. One cache per open index (the Searcher owns it), shared by search and diagnosis."""
+
+    MAX_ENTRIES = 50_000
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._known: dict[tuple[str, str], str] = {}
+
+    def get(self, blobs: dict[str, str]) -> dict[str, str]:
+        """{path: YYYY-MM-DD} for {path: blob id}; paths git has no date for are left out."""
+        missing = sorted(p for p, b in blobs.items() if (p, b) not in self._known)
+        if missing:
+            try:
+                found = last_commit_dates(self.root, missing)
+            except (GitError, OSError):  # dates are a nicety: never fail an answer over them
+                found = {}
+            if len(self._known) > self.MAX_ENTRIES:
+                self._known.clear()
+            self._known.update({(p, blobs[p]): d for p, d in found.items()})
+        return {p: self._known[(p, b)] for p, b in blobs.items() if (p, b) in self._known}

@@ -33,18 +33,28 @@ def find_repo_root(cwd: str | os.PathLike | None) -> Path | None:
     return None
 
 
-def hook_context(root: Path) -> tuple[Settings, IndexDir[Path]]:
-    """A hook's settings and index dir for a repo, nothing created: settings problems go to the repo's log
-    (a hook's stderr reaches no one), and a planted index dir raises UnsafeIndexDir (a symlink, files git
-    tracks): the hook logs it and stays silent."""
+def settings_for(root: Path) -> Settings:
+    """The repo's settings; bad values fall back to defaults (never raise) and are logged: a hook's stderr
+    reaches no one, the repo's log does."""
     from hippo.core.config import load_settings
-    from hippo.core.integrity import refuse_planted
 
     problems: list[str] = []
-    settings = load_settings(root, warn=problems.append)  # bad values fall back to defaults, never raise
+    settings = load_settings(root, warn=problems.append)
+    if problems:
+        idx = IndexDir.of(root, settings)
+        for line in problems:
+            log(idx.path if not idx.path.is_symlink() else None, f"settings: {line}")
+    return settings
+
+
+def hook_context(root: Path, settings: Settings | None = None) -> tuple[Settings, IndexDir[Path]]:
+    """A hook's settings and index dir for a repo, nothing created. `settings` already loaded for `root`
+    (a warm server's) are used as they are. A planted index dir raises UnsafeIndexDir (a symlink, files git
+    tracks): the hook logs it and stays silent."""
+    from hippo.core.integrity import refuse_planted
+
+    settings = settings if settings is not None else settings_for(root)
     idx = IndexDir.of(root, settings)
-    for line in problems:
-        log(idx.path if not idx.path.is_symlink() else None, f"settings: {line}")
     refuse_planted(root, idx.path)
     return settings, idx
 

@@ -38,6 +38,26 @@ def load(index_dir: Path) -> dict:
     return _empty()
 
 
+_LOADED: dict[str, tuple[tuple[int, int], dict]] = {}  # index dir -> (the file's mtime and size, its history)
+
+
+def load_cached(index_dir: Path) -> dict:
+    """`load`, read from disk again only when the file changed: a warm server's every failure asks for it."""
+    path = Path(IndexDir(index_dir).cochange)
+    try:
+        st = path.stat()
+        stamp = (st.st_mtime_ns, st.st_size)
+    except OSError:
+        return _empty()
+    key = str(path)
+    hit = _LOADED.get(key)
+    if hit is None or hit[0] != stamp:
+        if len(_LOADED) >= 8:  # one per index a process serves
+            _LOADED.clear()
+        hit = _LOADED[key] = (stamp, load(index_dir))
+    return hit[1]
+
+
 def update(root: Path, index_dir: Path, head: str | None) -> int:
     """Bring the history up to `head`; returns how many commits were read."""
     if not head:

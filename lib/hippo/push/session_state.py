@@ -49,7 +49,9 @@ def remember(index_dir: Path, session_id: str, keys: list[str]) -> None:
     seen = list(dict.fromkeys([*data.get("injected", []), *keys]))[-500:]
     data.update(injected=seen, updated=time.time())
     p.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(p, json.dumps(data))
+    # on every failure that injected something, before the reply: a dedupe record lost on a power cut only
+    # shows a snippet twice, so no fsync
+    atomic_write(p, json.dumps(data), durable=False)
 
 
 def prune(index_dir: Path, max_age_s: float = MAX_AGE_S, now: float | None = None) -> int:

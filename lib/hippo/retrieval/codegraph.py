@@ -77,6 +77,7 @@ class CodeGraph:
 
     def __init__(self, files: dict[str, _File]) -> None:
         self.files = files
+        self._name_cache: dict[tuple[str, bool], list[Def]] = {}
         self.py_modules: dict[str, list[str]] = {}
         for path in files:
             if path.endswith(_PY_EXTS):
@@ -221,7 +222,8 @@ class CodeGraph:
         f = self.files.get(d.path)
         if f is None:
             return []
-        return [(c, *self.resolve(c)) for c in f.calls if c.within == d]
+        return [(c, *self.resolve(c)) for c in f.calls
+                if c.within is not None and c.within.idx == d.idx and c.within == d]
 
     def callers(self, targets: Iterable[Def], exact_only: bool = False) -> list[tuple[Call, str]]:
         """Call sites that resolve to any of `targets` (a class counts for its constructor too)."""
@@ -265,12 +267,19 @@ class CodeGraph:
 
     # --- helpers ---------------------------------------------------------------------------------------
     def _by_name(self, name: str, method: bool) -> list[Def]:
+        """Every definition named `name`, best first; kept per graph (a failure's walk asks for the same
+        common names again and again, and a big repository has many definitions of each)."""
+        key = (name, method)
+        cached = self._name_cache.get(key)
+        if cached is not None:
+            return list(cached)
         found = self.by_name.get(name, [])
         if method:
             found = [d for d in found if "." in d.qual or d.kind == "method"] or found
         else:
             found = [d for d in found if "." not in d.qual] or found
-        return sorted(found, key=_plain, reverse=True)
+        self._name_cache[key] = sorted(found, key=_plain, reverse=True)
+        return list(self._name_cache[key])
 
     def _enclosing_class(self, f: _File, within: Def | None) -> Def | None:
         if within is None:
@@ -345,6 +354,8 @@ class CodeGraph:
         head = parts[0]
         scopes = within.qual.split(".") if within is not None else []
         for k in range(len(scopes), -1, -1):
+            if 0 < k < len(scopes) and getattr(f.by_qual.get(".".join(scopes[:k])), "kind", "") == "class":
+                continue  # a class body is no scope of its methods (Python and JS alike)
             qual = ".".join([*scopes[:k], head])
             d = f.by_qual.get(qual)
             if d is not None and (d is within or (k and d.kind == "method")):

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
-from hippo.core import indexdir
+from hippo.core import gitutil, indexdir
 from hippo.core.config import Settings, load_settings
 from hippo.core.errors import BadQueryError, DamagedIndexError, NoIndexError
 from hippo.core.indexdir import IndexDir
@@ -113,6 +113,7 @@ class Searcher:
         refuse_planted(self.root, self.index_dir)
         indexdir.make_private(self.index_dir)  # an index an older hippo left readable to all is closed on open
         self._embedder = embedder
+        self.commit_dates = gitutil.CommitDates(self.root)  # shared with the failure diagnosis
         self.state = self._load_state()
         mark = integrity.damage_mark(self.index_dir)
         if mark:  # a reader already found it damaged; the rebuild has not finished yet
@@ -416,21 +417,8 @@ class Searcher:
         and a hit whose lines are gone (or whose file is gone or unreadable) is dropped. Text a team base
         carried that no file holds never reaches a caller this way either.
         """
-        from hippo.core import gitutil
-
-        # one `git log` per file is the slowest part of a warm query: remember each (path, blob)'s date
-        known = self.__dict__.setdefault("_commit_dates", {})
-        keys = {h.path: (h.path, rec.blob) for h in hits if (rec := self.state.files.get(h.path)) and rec.blob}
-        missing = sorted(p for p, key in keys.items() if key not in known)
-        if missing:
-            try:
-                found = gitutil.last_commit_dates(self.root, missing)
-            except Exception:  # noqa: BLE001 - dates are a nicety; never fail a search over them
-                found = {}
-            if len(known) > 50_000:
-                known.clear()
-            known.update({keys[p]: d for p, d in found.items()})
-        dates = {p: known[key] for p, key in keys.items() if key in known}
+        dates = self.commit_dates.get({h.path: rec.blob for h in hits
+                                       if (rec := self.state.files.get(h.path)) and rec.blob})
         reader = self.__dict__.get("_reader")
         if reader is None:  # the one read gate (repo_read): no symlink, FIFO, secret name, oversized file
             from hippo.core.repo_read import RepoReader

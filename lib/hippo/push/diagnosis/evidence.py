@@ -6,7 +6,9 @@ file by the text it was found for (a definition's header, a literal) or dropped,
 """
 from __future__ import annotations
 
+import os
 import re
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -16,6 +18,8 @@ if TYPE_CHECKING:
 
 MAX_HIT_LINES = 24  # a hit is cut to this many lines around its focus line
 MAX_FILE_BYTES = 2_000_000
+READ_CACHE_FILES = 256
+_READ_CACHE: OrderedDict[tuple[str, str], tuple[tuple[int, int, int, int], list[str]]] = OrderedDict()
 
 
 @dataclass
@@ -48,9 +52,29 @@ class LiveFiles:
 
     def _read(self, path: str) -> list[str] | None:
         """The live lines, redacted exactly as the indexer redacts (a snippet read from disk must not carry
-        the secret the index never stored), through the one read gate (no symlink, FIFO or secret name)."""
+        the secret the index never stored), through the one read gate (no symlink, FIFO or secret name).
+        A warm server reads the same few files failure after failure: lines are kept while the file's
+        lstat (inode, mode, size, mtime) stays the same."""
         if path not in self.state.files:  # only what the index admitted (ignored, secret, outside: never)
             return None
+        try:
+            st = os.lstat(self.root / path)
+            stamp = (st.st_ino, st.st_mode, st.st_size, st.st_mtime_ns)
+        except OSError:
+            return None
+        key = (str(self.root), path)
+        hit = _READ_CACHE.get(key)
+        if hit is not None and hit[0] == stamp:
+            _READ_CACHE.move_to_end(key)
+            return hit[1]
+        lines = self._read_gated(path)
+        if lines is not None:
+            _READ_CACHE[key] = (stamp, lines)
+            if len(_READ_CACHE) > READ_CACHE_FILES:
+                _READ_CACHE.popitem(last=False)
+        return lines
+
+    def _read_gated(self, path: str) -> list[str] | None:
         if self._reader is None:
             from hippo.core.repo_read import RepoReader
 

@@ -18,14 +18,17 @@ from __future__ import annotations
 import difflib
 import re
 import time
+from collections.abc import Mapping
 from datetime import date
 from pathlib import Path
 
 from hippo.core import pathkind
+from hippo.core.errors import BadQueryError
 from hippo.core.secrets import redact
 from hippo.push.diagnosis import changes, policy, runners
 from hippo.push.diagnosis.evidence import Evidence, LiveFiles, body_of, definition_body, definition_line
 from hippo.push.diagnosis.gate import hit_reason
+from hippo.push.diagnosis.index_api import LOOKUP_ERRORS, DiagnosisIndex
 from hippo.push.diagnosis.signals import Signals, extract, shared_run, template_fragments
 
 MIN_RUN_CHARS = 10  # a shared run shorter than this ("is not") is no evidence
@@ -33,6 +36,8 @@ MAX_FRAMES = 6
 MAX_CHANGED_FILES = 8  # a working tree changed in more files than this is a refactor, not one edit
 MAX_NAMES = 24
 DEF_LIMIT = 3  # definitions kept per name
+MESSAGE_ROWS = 6  # chunks kept per message fragment
+TITLE_ROWS = 2  # chunks kept per quoted test title
 FOLLOW_PER_DEF = 3  # callees followed per definition of what the failing line or test calls
 DEF_LINES = 12  # a definition is shown from its header: the signature says most
 FRAME_LINES = 16
@@ -43,11 +48,16 @@ _HARNESS_MESSAGE = re.compile(r"^(?:assert\b|expect\(|Expected\b|expected\b|List
                               r"assertion failed|Error: expect)")
 
 
-def diagnose(searcher, request: dict, mode: str = "hybrid") -> dict:
-    """The diagnose op: {"error", "cwd", "exclude"?, "budget"?} -> {"query", "hits", "meta", "message"}."""
+def diagnose(searcher: DiagnosisIndex, request: dict, mode: str = "hybrid") -> dict:
+    """The diagnose op: {"error", "cwd", "exclude"?, "budget"?} -> {"query", "hits", "meta", "message"}.
+
+    `request["signals"]`, when the caller already parsed the error (respond.py, in the same process: the
+    gate needed it), is that parse; the error text is read once per failure."""
     started = time.perf_counter()
     root = Path(searcher.root)
-    sig = extract(str(request.get("error") or ""), cwd=str(request.get("cwd") or root), root=str(root))
+    sig = request.get("signals")
+    if not isinstance(sig, Signals):
+        sig = extract(str(request.get("error") or ""), cwd=str(request.get("cwd") or root), root=str(root))
     live = LiveFiles(root, searcher.state)
     collector = Collector(searcher, sig, live, mode)
     found = collector.collect()
@@ -76,7 +86,7 @@ def _pointers(pointers: list[dict], hits: list[dict]) -> list[dict]:
 _BY_NAME: list = [None, 0, {}]  # (files dict, its size, file name -> paths), rebuilt when the index's files change
 
 
-def by_name(files: dict) -> dict[str, list[str]]:
+def by_name(files: Mapping) -> dict[str, list[str]]:
     """Indexed paths by file name, built once per index state (not once per failure: a traceback's
     cwd-relative frames used to cost a scan of every indexed path each)."""
     if _BY_NAME[0] is not files or _BY_NAME[1] != len(files):
@@ -90,9 +100,13 @@ def by_name(files: dict) -> dict[str, list[str]]:
 class Collector:
     """Gathers candidate evidence for one failure."""
 
-    def __init__(self, searcher, sig: Signals, live: LiveFiles, mode: str) -> None:
+    def __init__(self, searcher: DiagnosisIndex, sig: Signals, live: LiveFiles, mode: str) -> None:
         self.searcher, self.sig, self.live, self.mode = searcher, sig, live, mode
-        self.files = searcher.state.files  # membership only: no copy of every indexed path per failure
+        # what the runner's output says, read once: the failing tests and the source lines it quotes
+        self.tests = runners.failing_tests(sig.text)
+        self.quoted = runners.quoted_source(sig.text)
+        self.literals: dict[str, list[dict]] | None = None  # the one literal scan's answers (_message_lookup)
+        self.files = searcher.state.files  # path -> record: membership only
         self.items: list[Evidence] = []
         self.pointers: list[dict] = []  # ranked suspects beyond those offered as code
         self.on_path: set[str] = set()  # files the failure runs through (frames, tests, definitions)
@@ -168,7 +182,7 @@ class Collector:
         return out
 
     def _failing_tests(self) -> list[runners.FailingTest]:
-        tests = runners.failing_tests(self.sig.text)
+        tests = self.tests
         for t in tests:
             p = self._resolve(t.path) if t.path else None
             if p:
@@ -220,7 +234,7 @@ class Collector:
                 want(ref.name, policy.W_NAMED, f"definition of {ref.name}")
         # the failing line: frames inside test files, and the lines the runner quotes
         asserted = [self._line(p, n) for p, n, _ in frames if pathkind.is_test(p)]
-        asserted += runners.quoted_source(self.sig.text)
+        asserted += self.quoted
         for name in runners.called_names([a for a in asserted if a]):
             want(name, policy.W_ASSERTED, f"definition of {name}, called by the failing line")
         # the failing tests' bodies, and the test lines just changed
@@ -259,7 +273,7 @@ class Collector:
 
         try:
             graph = graph_for(self.searcher.store)
-        except Exception:  # noqa: BLE001 - an index without a graph: the other evidence stands
+        except LOOKUP_ERRORS:  # a graph the index cannot read: the other evidence stands
             return
         starts = suspects.test_defs(graph, tests, frames, self._resolve)
         if not starts:
@@ -268,7 +282,7 @@ class Collector:
         if not reached:
             return
         clue_text = [f"{e.etype} {e.message}" for e in self.sig.errors[:3]]
-        clue_text += runners.quoted_source(self.sig.text)
+        clue_text += self.quoted
         clue_text += [self._line(p, n) for p, n, _ in frames if pathkind.is_test(p)]
         test_names = " ".join(d.qual for d in starts)
         clues = suspects.words("\n".join(clue_text)) - suspects.words(test_names)
@@ -298,18 +312,10 @@ class Collector:
         return bool(covering)
 
     def _history(self) -> dict:
-        """The index's co-change record, read once per indexed commit and kept on the searcher."""
+        """The index's co-change record (read from disk only when its file changed)."""
         from hippo.index import cochange
 
-        key = self.searcher.state.indexed_commit
-        cached = self.searcher.__dict__.get("_cochange")
-        if cached is None or cached[0] != key:
-            try:
-                cached = (key, cochange.load(self.searcher.index_dir))
-            except Exception:  # noqa: BLE001 - history is a hint
-                cached = (key, {})
-            self.searcher.__dict__["_cochange"] = cached
-        return cached[1]
+        return cochange.load_cached(self.searcher.index_dir)
 
     def _body(self, d) -> str:
         lines = self.live.lines(d.path) or []
@@ -343,20 +349,22 @@ class Collector:
         return lines[line - 1] if 0 < line <= len(lines) else ""
 
     def _titled_test(self, t: runners.FailingTest) -> list[str]:
-        title = t.name.strip()[:200]
-        hits = self.searcher.store.literal_lookup([f"'{title}'", f'"{title}"', f"`{title}`"], 2)
+        """The body of a jest/mocha test named by its title: its `it('title'` found by the one literal scan."""
+        terms = _title_terms(t)
+        found = self.literals if self.literals is not None and all(q in self.literals for q in terms) else \
+            self.searcher.store.literal_lookup(terms, TITLE_ROWS)
         out: list[str] = []
-        for rows in hits.values():
-            for row in rows:
+        for term in terms:
+            for row in found.get(term, [])[:TITLE_ROWS]:
                 if pathkind.is_test(row["path"]):
-                    out.extend(body_of(row["text"], title))
+                    out.extend(body_of(row["text"], t.name.strip()[:200]))
         return out
 
     def _lookup(self, names: list[str], tests_too: bool = False) -> dict[str, list[dict]]:
         """Definitions of `names` from the store's symbol index, code under test before tests."""
         try:
             found = self.searcher.store.identifier_lookup(names, DEF_LIMIT * 3)
-        except Exception:  # noqa: BLE001 - a lookup failing leaves the other evidence
+        except LOOKUP_ERRORS:  # a lookup failing leaves the other evidence
             return {}
         out = {}
         for name, rows in found.items():
@@ -373,7 +381,7 @@ class Collector:
     def _nearest(self, name: str) -> str | None:
         try:
             names = self.searcher.store.symbol_names()  # cached by the store per table version
-        except Exception:  # noqa: BLE001
+        except LOOKUP_ERRORS:
             names = []
         close = difflib.get_close_matches(name, names, n=1, cutoff=0.75)
         return close[0] if close and close[0] != name else None
@@ -407,14 +415,18 @@ class Collector:
         return errors, classes, frags + [f"{c}(" for c in classes]
 
     def _message_lookup(self) -> dict[str, list[dict]] | None:
-        """The literal lookup of the message's fragments: one store pass, run while git diffs the tree."""
+        """The literal lookup of the message's fragments and the failing tests' titles: one pass over the
+        table's text per failure (each term keeps its own first rows), run while git diffs the tree."""
         terms = self._message_terms()[2]
-        if not terms:
+        titles = [q for t in self.tests if " " in t.name for q in _title_terms(t)]
+        self.literals = None
+        if not terms and not titles:
             return None
         try:
-            return self.searcher.store.literal_lookup(terms, 6)
-        except Exception:  # noqa: BLE001
+            self.literals = self.searcher.store.literal_lookup(terms + titles, MESSAGE_ROWS)
+        except LOOKUP_ERRORS:
             return None
+        return self.literals if terms else None
 
     def _message_sites(self, found: dict[str, list[dict]] | None) -> None:
         errors, classes, _ = self._message_terms()
@@ -451,7 +463,9 @@ class Collector:
         try:
             resp = self.searcher.search(f"{e.etype}: {e.message}"[:300], keywords=self.sig.identifiers[:3], k=4,
                                         mode=self.mode)
-        except Exception:  # noqa: BLE001
+        except BadQueryError:
+            return
+        except LOOKUP_ERRORS:
             return
         for h in resp.hits:
             if h.stale or hit_reason(h.snippet, h.score, self.sig) != "message-literal":
@@ -460,6 +474,12 @@ class Collector:
             anchor = h.snippet.split("\n")[first].strip()[:120]
             self.items.append(Evidence(h.path, h.start_line, h.end_line, h.start_line + first, "matches the message",
                                        policy.W_IMPORTED, anchor=anchor, from_index=True, language=h.language))
+
+
+def _title_terms(t: runners.FailingTest) -> list[str]:
+    """How a jest/mocha title appears in its test file: quoted as the `it(` argument."""
+    title = t.name.strip()[:200]
+    return [f"'{title}'", f'"{title}"', f"`{title}`"]
 
 
 def lookup_fragments(message: str) -> list[str]:
@@ -519,7 +539,7 @@ def _best_line(lines: list[str], start: int, end: int, clues: set[str]) -> int:
     return best
 
 
-def _hits(searcher, live: LiveFiles, chosen) -> list[dict]:
+def _hits(searcher: DiagnosisIndex, live: LiveFiles, chosen) -> list[dict]:
     """Hit dicts (the search result shape plus `why`), text from the live files."""
     paths = sorted({ev.path for ev, *_ in chosen})
     dates = _dates(searcher, live, paths)
@@ -532,30 +552,20 @@ def _hits(searcher, live: LiveFiles, chosen) -> list[dict]:
     return out
 
 
-def _dates(searcher, live: LiveFiles, paths: list[str]) -> dict[str, str]:
-    """Last commit date of clean files (cached per blob), the file's mtime for edited ones."""
-    from hippo.core import gitutil
-
-    known = searcher.__dict__.setdefault("_commit_dates", {})
+def _dates(searcher: DiagnosisIndex, live: LiveFiles, paths: list[str]) -> dict[str, str]:
+    """Last commit date of clean files (the index's cache, per blob), the file's mtime for edited ones."""
     out: dict[str, str] = {}
     clean = {}
     for p in paths:
         rec = searcher.state.files.get(p)
         if rec is not None and rec.blob and not live.changed_since_index(p):
-            clean[p] = (p, rec.blob)
+            clean[p] = rec.blob
         else:
             try:
                 out[p] = date.fromtimestamp((live.root / p).stat().st_mtime).isoformat()
             except OSError:
                 pass
-    missing = [p for p, key in clean.items() if key not in known]
-    if missing:
-        try:
-            found = gitutil.last_commit_dates(live.root, missing)
-        except Exception:  # noqa: BLE001 - dates are a nicety
-            found = {}
-        known.update({clean[p]: d for p, d in found.items()})
-    out.update({p: known[key] for p, key in clean.items() if key in known})
+    out.update(searcher.commit_dates.get(clean))
     return out
 
 

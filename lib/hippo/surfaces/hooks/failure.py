@@ -12,16 +12,16 @@ from hippo.push.diagnosis.respond import respond
 
 
 def handle(payload: dict[str, Any], diagnoser=None) -> dict | None:
-    """The hook. Without a `diagnoser`, a cold in-process WarmIndex answers (loaded only past the gate)."""
-    if diagnoser is None:
-        def diagnoser(request: dict) -> dict | None:
-            from hippo.core.runtime import find_repo_root, hook_context
-            from hippo.surfaces.service.host import WarmIndex
+    """The hook. Without a `diagnoser`, a cold in-process WarmIndex answers (its index opened only past the
+    gate), with the repo root found here once and its settings loaded once."""
+    if diagnoser is not None:
+        return respond(payload, diagnoser)
+    from hippo.core.runtime import find_repo_root
+    from hippo.surfaces.service.host import WarmIndex
 
-            root = find_repo_root(str(payload.get("cwd") or ""))
-            if root is None:
-                return None
-            settings, _idx = hook_context(root)
-            return WarmIndex(root, settings, cold=True).diagnose(request)
-    return respond(payload, diagnoser)
+    root = find_repo_root(str(payload.get("cwd") or ""))
+    if root is None:
+        return None
+    warm = WarmIndex(root, cold=True)
+    return respond(payload, warm.diagnose, root=root, settings=lambda: warm.settings)
 

@@ -52,9 +52,9 @@ class WarmIndex:
     @property
     def settings(self) -> Any:
         if self._settings is None:
-            from hippo.core.config import load_settings
+            from hippo.core.runtime import settings_for
 
-            self._settings = load_settings(self.root)
+            self._settings = settings_for(self.root)
         return self._settings
 
     @property
@@ -269,4 +269,5 @@ class WarmIndex:
             return {"ok": False, "error": "payload is for another repository"}
         from hippo.push.diagnosis.respond import respond
 
-        return {"ok": True, "result": {"output": respond(payload, self.diagnose)}}
+        out = respond(payload, self.diagnose, root=root, settings=lambda: self.settings)
+        return {"ok": True, "result": {"output": out}}
