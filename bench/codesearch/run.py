@@ -103,6 +103,16 @@ def prepare(corpus, repos: Path, cache: Path, where_cache: Path | None, embedder
     return root
 
 
+def history_before(root: Path, commit: str | None) -> None:
+    """Co-change history as of `commit` (the oldest where-task's parent): history up to the head would
+    hold the very commits the where-tasks ask about, and name their files together."""
+    from hippo.core.config import load_settings
+    from hippo.index import cochange
+
+    if commit:
+        cochange.update(root, load_settings(root).index_path(root), commit)
+
+
 def run(a) -> dict:
     from hippo.core.config import load_settings
     from hippo.index.embedding import load_embedder
@@ -122,6 +132,8 @@ def run(a) -> dict:
             gd = corpora.git_dir(Path(a.repos), c)
             root = prepare(c, Path(a.repos), cache, Path(a.where_cache).expanduser() if a.where_cache else None,
                            embedder)
+            where_tasks = wheretasks.build(gd, c.name, c.head, a.n)
+            history_before(root, where_tasks[0].parent if where_tasks else None)
             indexed = sorted(load_state(load_settings(root).index_path(root)).files)
             print(f"[{time.strftime('%H:%M:%S')}] {c.name}: {len(indexed)} files indexed", flush=True)
             for t in symbols.build(gd, c.name, c.head):
@@ -154,7 +166,7 @@ def run(a) -> dict:
                                               "ms": r["ms"], "top": hits[:3]}
                 rows["how"].append(row)
             bm = StrongBM25Files(root, indexed)
-            for t in wheretasks.build(gd, c.name, c.head, a.n):
+            for t in where_tasks:
                 if a.split not in (*keep, t.split):
                     continue
                 row = {"corpus": c.name, "split": t.split, "query": t.query[:200], "gold": t.gold, "systems": {}}
