@@ -35,6 +35,10 @@ GRID = {
     "DEFINITION_IN_QUESTION": (0.0, 0.1, 0.15, 0.3),
     "DEFINITION_OF_SYMBOL_QUERY": (0.3, 0.6, 0.9),
     "SYMBOL_WORDS": (0.0, 0.04, 0.08, 0.15),
+    "NAMED_DEFINITION": (0.0, 0.05, 0.1, 0.2),
+    "NAMED_CONF": (0.0, 0.45, 0.6, 0.75),
+    "COCHANGE": (0.0, 0.15, 0.3, 0.5),
+    "GRAPH_LINK": (0.0, 0.1, 0.15, 0.3),
 }
 
 

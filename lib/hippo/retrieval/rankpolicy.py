@@ -51,6 +51,7 @@ DEFINITION_OF_OTHER_OWNER = 0.25  # `Class.method` asked, `Other.method` found
 DEFINITION_IN_QUESTION = 0.15  # the name appears in a longer question
 DEFINITION_CONF = 0.9
 NAMED_DEFINITION = 0.1  # defines a name carrying the question's words (namematch: time_remaining for "remaining time")
+NAMED_CONF = 0.6  # ... and vouches for it as much (its words may differ from the question's: decoder/decoded)
 SYMBOL_WORDS = 0.08  # a code unit whose name carries the question's words (save/load for "saving and loading")
 
 # File ranking's neighbours of the best file (filerank.Neighbours): a share of its best chunk's score.

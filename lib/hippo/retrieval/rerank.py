@@ -73,6 +73,7 @@ def score(f: Features, intent: P.Intent) -> Scored:
         conf = max(conf, P.DEFINITION_CONF * f.definition * mult)
     if f.kind == "code" and intent.code_question:  # a code question, not pasted output
         bonus += P.SYMBOL_WORDS * f.symbol_words + P.NAMED_DEFINITION * f.named
+        conf = max(conf, P.NAMED_CONF * f.named * mult)
     return Scored(final=final + bonus, conf=min(conf, 1.0), parts={"first": f.first, "kind": mult, "bonus": bonus})
 
 

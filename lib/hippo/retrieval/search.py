@@ -311,6 +311,7 @@ class Searcher:
         best-matching name first: recall for the code that answers "how does X work" when its text shares
         few words with the question. Names come from the code graph (every definition, methods inside a
         class's chunk too) and the chunks' symbols."""
+        from hippo.index.store import AT_COLUMNS
         from hippo.retrieval import codegraph
 
         version = self.store.table_version()
@@ -329,8 +330,9 @@ class Searcher:
             return
         strength = {n: t for n, _s, t in best}
         spots = [(d.path, d.start) for n in picks for d in by_name.get(n, [])[:NAMED_ROWS]]
-        at = self.store.chunks_covering(spots, pred)
-        found = self.store.identifier_lookup([n for n in picks if n not in by_name], NAMED_ROWS, pred)
+        cols = (*AT_COLUMNS, "embedded", "vector")  # their vectors give them a cosine like the kNN list's rows
+        at = self.store.chunks_covering(spots, pred, columns=cols)
+        found = self.store.identifier_lookup([n for n in picks if n not in by_name], NAMED_ROWS, pred, columns=cols)
         rows, named = [], {}
         for n in picks:
             mine = [at[(d.path, d.start)] for d in by_name.get(n, [])[:NAMED_ROWS] if (d.path, d.start) in at]
