@@ -21,7 +21,7 @@ from hippo.core.textutil import STOP_WORDS, split_identifier
 GENERIC = frozenset({"get", "set", "is", "has", "new", "make", "do", "to", "from", "for", "with", "of", "on", "by",
                      "the", "and", "or", "in", "at", "self", "this", "init", "impl", "default", "value", "data",
                      "obj", "object", "item", "items", "arg", "val", "fn", "func", "cb", "callback", "internal",
-                     "helper", "util", "utils", "base", "main", "run", "main", "handle", "handler", "test"})
+                     "helper", "util", "utils", "base", "main", "run", "handle", "handler", "test"})
 QUESTION_WORDS = frozenset({"work", "works", "working", "handled", "happen", "happens", "decided", "done", "implemented",
                             "change", "would", "where", "which", "what", "how", "does", "code", "called"})
 IDENTIFIER = re.compile(r"[A-Za-z_$][\w$]*")

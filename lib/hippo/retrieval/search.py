@@ -333,7 +333,8 @@ class Searcher:
         cols = (*AT_COLUMNS, "embedded", "vector")  # their vectors give them a cosine like the kNN list's rows
         at = self.store.chunks_covering(spots, pred, columns=cols)
         found = self.store.identifier_lookup([n for n in picks if n not in by_name], NAMED_ROWS, pred, columns=cols)
-        rows, named = [], {}
+        rows: list[dict] = []
+        named: dict[str, float] = {}
         for n in picks:
             mine = [at[(d.path, d.start)] for d in by_name.get(n, [])[:NAMED_ROWS] if (d.path, d.start) in at]
             for r in mine + found.get(n, []):
