@@ -74,10 +74,12 @@ def def_line(text: str, name: str) -> int | None:
         rest = def_line("\n".join(text.split("\n")[at:]), member)
         return at + rest if rest else None
 
-    pat = re.compile(r"^\s*(?:[\w\s()*.,<>&'\[\]]*?\s)?\*?" + re.escape(name) + r"\s*[(<:={]|^\s*(?:class|struct|enum|"
-                     r"trait|type|function|def|fn|func)\s+" + re.escape(name) + r"\b|^\s*(?:func|fn)\s+(?:\([^)]*\)\s*)?"
-                     + re.escape(name) + r"\b", re.M)
-    m = pat.search(text)
+    # a line opening the definition with its keyword first (`func genBashComp(` rather than a call
+    # `genBashComp(buf, ...)` above it), then any line shaped like one (methods, `const f = (`, fields)
+    strict = re.compile(r"^\s*(?:export\s+)?(?:default\s+)?(?:pub(?:\([^)]*\))?\s+)?(?:async\s+)?(?:class|struct|enum|"
+                        r"trait|type|function\*?|def|fn|func)\s+(?:\([^)]*\)\s*)?" + re.escape(name) + r"\b", re.M)
+    loose = re.compile(r"^\s*(?:[\w\s()*.,<>&'\[\]]*?\s)?\*?" + re.escape(name) + r"\s*[(<:={]", re.M)
+    m = strict.search(text) or loose.search(text)
     return text[: m.end() - 1].count("\n") + 1 if m else None
 
 
