@@ -85,7 +85,7 @@ def main() -> None:
     ap.add_argument("--corpora", default=",".join(c.name for c in corpora.CORPORA))
     ap.add_argument("--rounds", type=int, default=2)
     a = ap.parse_args()
-    Searcher._annotate = lambda self, hits: None  # dates and staleness do not change the order
+    Searcher._annotate = lambda self, hits: hits  # dates and staleness do not change the order
     tasks = []  # (kind, searcher, query, box, gold)
     for c in corpora.CORPORA:
         root = Path(a.cache).expanduser() / "head" / c.name

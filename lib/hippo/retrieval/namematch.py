@@ -22,9 +22,12 @@ GENERIC = frozenset({"get", "set", "is", "has", "new", "make", "do", "to", "from
                      "the", "and", "or", "in", "at", "self", "this", "init", "impl", "default", "value", "data",
                      "obj", "object", "item", "items", "arg", "val", "fn", "func", "cb", "callback", "internal",
                      "helper", "util", "utils", "base", "main", "run", "handle", "handler", "test"})
+# The shared stop words minus those that name what code does (`Find`, `show_help`).
+STOPS = STOP_WORDS - {"find", "show"}
 QUESTION_WORDS = frozenset({"work", "works", "working", "handled", "happen", "happens", "decided", "done", "implemented",
                             "change", "would", "where", "which", "what", "how", "does", "code", "called"})
 IDENTIFIER = re.compile(r"[A-Za-z_$][\w$]*")
+MIN_SHARE = 0.5  # of a name's words the question must carry (`spawn_senders` for "send results")
 HEAD = 4  # words are bucketed by their first HEAD letters
 MIN_SHARED = 4  # two words match when they share this many first letters ...
 SLACK = 2  # ... and the shorter one at most this many more (proxy/proxies, parse/parsed, send/senders)
@@ -53,7 +56,7 @@ def question_words(query: str) -> list[str]:
     for tok in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", query):
         for w in [tok, *split_identifier(tok)]:
             low = w.lower().strip("_")
-            if len(low) > 2 and low not in STOP_WORDS and low not in QUESTION_WORDS and low not in out:
+            if len(low) > 2 and low not in STOPS and low not in QUESTION_WORDS and low not in out:
                 out.append(low)
     return out
 
@@ -92,7 +95,7 @@ class NameIndex:
         score is the summed rarity of the question words a name carries, times the root of the share of the
         name's words they cover (a name of three words matching one is weaker than a name of one); the
         strength (0..1, what the reranker reads) is that share, halved for a name of one word. A name needs
-        two matched words, or one that makes up the whole name."""
+        MIN_SHARE of its words matched."""
         qwords = question_words(query)
         if not qwords:
             return []
@@ -100,7 +103,7 @@ class NameIndex:
         for name in {n for q in qwords for n in self.by_head.get(q[:HEAD], ())}:
             ws = self.words[name]
             matched = [w for w in ws if any(same_word(w, q) for q in qwords)]
-            if not matched or (len(matched) < 2 and len(ws) > 1):
+            if not matched or len(matched) / len(ws) < MIN_SHARE:
                 continue
             rarity = sum(self.idf(w) for w in matched)
             share = len(matched) / len(ws)
