@@ -81,7 +81,8 @@ def _row(path: str, start: int = 1) -> dict:
     return {"path": path, "start_line": start, "end_line": start + 5, "symbol": ""}
 
 
-def test_file_ranking_lifts_the_best_files_partners_and_graph_neighbours():
+def test_file_ranking_lifts_the_best_files_partners_and_graph_neighbours(monkeypatch):
+    monkeypatch.setattr(rankpolicy, "GRAPH_LINK", 0.15)  # off by default (no effect on the tuning split)
     scored = [(_row("src/client.py"), 1.0), (_row("src/noise.py"), 0.5), (_row("src/models.py"), 0.45),
               (_row("src/urls.py"), 0.44)]
     plain = [f.path for f in rank_files(scored, {"redirect"}, "follow redirects")]

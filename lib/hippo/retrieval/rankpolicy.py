@@ -55,10 +55,12 @@ NAMED_CONF = 0.6  # ... and vouches for it as much (its words may differ from th
 SYMBOL_WORDS = 0.08  # a code unit whose name carries the question's words (save/load for "saving and loading")
 
 # File ranking's neighbours of the best file (filerank.Neighbours): a share of its best chunk's score.
+# Fitted on the codesearch tuning split (bench/codesearch/tune.py --only COCHANGE,GRAPH_LINK): co-change 0.3
+# beat 0 and 0.6; graph links changed nothing at 0.15 or 0.3, so they are off and searches skip the walk.
 COCHANGE = 0.3  # changed together with the best file in COCHANGE_SATURATION or more past commits
 COCHANGE_SATURATION = 4
 COCHANGE_MIN_COMMITS = 2  # one shared commit says little
-GRAPH_LINK = 0.15  # holds what the best chunk's definition calls, or what calls it
+GRAPH_LINK = 0.0  # holds what the best chunk's definition calls, or what calls it
 GRAPH_MAX_FILES = 8  # more linked files than this: the link says nothing
 
 # --- the optional cross-encoder (rerank.CrossEncoderReranker) --------------------------------------

@@ -464,7 +464,7 @@ class Searcher:
             except Exception:  # noqa: BLE001 - history is a hint
                 cached = (key, {})
             self.__dict__["_cochange"] = cached
-        return Neighbours(cochange=cached[1].get("with", {}), linked=self._graph_links)
+        return Neighbours(cochange=cached[1].get("with", {}), linked=self._graph_links if policy.GRAPH_LINK else None)
 
     def _graph_links(self, row: dict) -> set[str]:
         """Non-test files holding what the definition at the start of `row` calls, or what calls it
