@@ -94,3 +94,19 @@ def test_file_ranking_lifts_the_best_files_partners_and_graph_neighbours(monkeyp
     assert "src/config.py" in lifted and "src/once.py" not in lifted  # a partner with no chunk joins; one commit is chance
     many = Neighbours(linked=lambda row: {f"src/m{i}.py" for i in range(rankpolicy.GRAPH_MAX_FILES + 1)} | {"src/urls.py"})
     assert [f.path for f in rank_files(scored, {"redirect"}, "follow redirects", many)] == plain
+
+
+def test_a_record_an_older_hippo_wrote_is_rebuilt_on_the_next_run(git_repo):
+    """A cochange.json of VERSION 1 (no source partners) is replaced by the next index run, even one with no
+    new commit, so file ranking and the failure diagnosis do not wait for the next commit."""
+    import json
+
+    root = git_repo({"src/a.py": "a = 1\n", "src/b.py": "b = 1\n", "tests/test_a.py": "def test_a():\n    pass\n"})
+    index_repo(root, embedder=FakeEmbedder())
+    path = root / ".hippo" / "cochange.json"
+    path.write_text(json.dumps({"v": 1, "head": git(root, "rev-parse", "HEAD").strip(), "commits": 1,
+                                "pairs": {}, "last": {}}, separators=(",", ":")))
+    assert not cochange.is_current(root / ".hippo")
+    index_repo(root, embedder=FakeEmbedder())
+    data = cochange.load(root / ".hippo")
+    assert cochange.is_current(root / ".hippo") and data["with"]["src/a.py"] == {"src/b.py": 1}

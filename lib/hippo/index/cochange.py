@@ -40,6 +40,16 @@ def load(index_dir: Path) -> dict:
     return _empty()
 
 
+def is_current(index_dir: Path) -> bool:
+    """Whether the record exists in this VERSION's shape, judged from its first bytes (the no-op index run
+    asks, and a whole record can be megabytes): a record an older hippo wrote is rebuilt at once."""
+    try:
+        with open(IndexDir(index_dir).cochange, "rb") as fh:
+            return fh.read(16).startswith(b'{"v":%d,' % VERSION)
+    except OSError:
+        return False
+
+
 def update(root: Path, index_dir: Path, head: str | None) -> int:
     """Bring the history up to `head`; returns how many commits were read."""
     if not head:
