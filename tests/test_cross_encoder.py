@@ -117,3 +117,17 @@ def test_rerank_model_is_environment_only(tmp_path):
     (tmp_path / "hippo.toml").write_text('rerank_model = "some/model"\n')
     assert load_settings(tmp_path, env={}).rerank_model == ""
     assert load_settings(tmp_path, env={"HIPPO_RERANK_MODEL": "some/model"}).rerank_model == "some/model"
+
+
+def test_a_bert_shaped_cross_encoder_loads_and_scores(tmp_path):
+    """The loader on a real cross-encoder graph (embeddings, attention layers, pooler, one-logit head) behind
+    the vendored uncased tokenizer, as bench/crossencoder.py builds it at full size to time it."""
+    from bench.crossencoder import build
+
+    folder = build(tmp_path / "bert-ce", layers=2, hidden=32, heads=2, intermediate=64)
+    enc = rerank.CrossEncoderReranker(str(folder))
+    texts = ["def retry(request):\n    return send(request)", "the zebra crossing", ""]
+    scores = enc.scores("how does retry work", texts)
+    assert len(scores) == 3 and all(0.0 < s < 1.0 for s in scores)
+    assert len(set(scores)) == 3  # the text reaches the logit
+    assert enc.scores("how does retry work", texts[:1]) == pytest.approx(scores[:1], abs=1e-5)

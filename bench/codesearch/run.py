@@ -74,10 +74,12 @@ def def_line(text: str, name: str) -> int | None:
         rest = def_line("\n".join(text.split("\n")[at:]), member)
         return at + rest if rest else None
 
-    pat = re.compile(r"^\s*(?:[\w\s()*.,<>&'\[\]]*?\s)?\*?" + re.escape(name) + r"\s*[(<:={]|^\s*(?:class|struct|enum|"
-                     r"trait|type|function|def|fn|func)\s+" + re.escape(name) + r"\b|^\s*(?:func|fn)\s+(?:\([^)]*\)\s*)?"
-                     + re.escape(name) + r"\b", re.M)
-    m = pat.search(text)
+    # a line opening the definition with its keyword first (`func genBashComp(` rather than a call
+    # `genBashComp(buf, ...)` above it), then any line shaped like one (methods, `const f = (`, fields)
+    strict = re.compile(r"^\s*(?:export\s+)?(?:default\s+)?(?:pub(?:\([^)]*\))?\s+)?(?:async\s+)?(?:class|struct|enum|"
+                        r"trait|type|function\*?|def|fn|func)\s+(?:\([^)]*\)\s*)?" + re.escape(name) + r"\b", re.M)
+    loose = re.compile(r"^\s*(?:[\w\s()*.,<>&'\[\]]*?\s)?\*?" + re.escape(name) + r"\s*[(<:={]", re.M)
+    m = strict.search(text) or loose.search(text)
     return text[: m.end() - 1].count("\n") + 1 if m else None
 
 
@@ -103,6 +105,17 @@ def prepare(corpus, repos: Path, cache: Path, where_cache: Path | None, embedder
     return root
 
 
+def history_before(root: Path, commit: str | None) -> None:
+    """Co-change history as of `commit` (the oldest where-task's parent): history up to the head would
+    hold the very commits the where-tasks ask about, and name their files together."""
+    from hippo.core.config import load_settings
+    from hippo.core.indexdir import IndexDir
+    from hippo.index import cochange
+
+    if commit:
+        cochange.update(root, IndexDir.of(root, load_settings(root)).path, commit)
+
+
 def run(a) -> dict:
     from hippo.core.config import load_settings
     from hippo.core.indexdir import IndexDir
@@ -123,6 +136,8 @@ def run(a) -> dict:
             gd = corpora.git_dir(Path(a.repos), c)
             root = prepare(c, Path(a.repos), cache, Path(a.where_cache).expanduser() if a.where_cache else None,
                            embedder)
+            where_tasks = wheretasks.build(gd, c.name, c.head, a.n)
+            history_before(root, where_tasks[0].parent if where_tasks else None)
             indexed = sorted(load_state(IndexDir.of(root, load_settings(root)).path).files)
             print(f"[{time.strftime('%H:%M:%S')}] {c.name}: {len(indexed)} files indexed", flush=True)
             for t in symbols.build(gd, c.name, c.head):
@@ -155,7 +170,7 @@ def run(a) -> dict:
                                               "ms": r["ms"], "top": hits[:3]}
                 rows["how"].append(row)
             bm = StrongBM25Files(root, indexed)
-            for t in wheretasks.build(gd, c.name, c.head, a.n):
+            for t in where_tasks:
                 if a.split not in (*keep, t.split):
                     continue
                 row = {"corpus": c.name, "split": t.split, "query": t.query[:200], "gold": t.gold, "systems": {}}

@@ -35,6 +35,10 @@ GRID = {
     "DEFINITION_IN_QUESTION": (0.0, 0.1, 0.15, 0.3),
     "DEFINITION_OF_SYMBOL_QUERY": (0.3, 0.6, 0.9),
     "SYMBOL_WORDS": (0.0, 0.04, 0.08, 0.15),
+    "NAMED_DEFINITION": (0.0, 0.05, 0.1, 0.2),
+    "NAMED_CONF": (0.0, 0.45, 0.6, 0.75),
+    "COCHANGE": (0.0, 0.3, 0.6),
+    "GRAPH_LINK": (0.0, 0.15, 0.3),
 }
 
 
@@ -80,8 +84,10 @@ def main() -> None:
     ap.add_argument("--cache", default=str(Path.home() / ".cache" / "hippo-bench" / "codesearch"))
     ap.add_argument("--corpora", default=",".join(c.name for c in corpora.CORPORA))
     ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--only", default="", help="comma-separated weights to fit (default: every one in GRID)")
     a = ap.parse_args()
-    Searcher._annotate = lambda self, hits: None  # dates and staleness do not change the order
+    grid = {n: v for n, v in GRID.items() if not a.only or n in a.only.split(",")}
+    Searcher._annotate = lambda self, hits: hits  # dates and staleness do not change the order
     tasks = []  # (kind, searcher, query, box, gold)
     for c in corpora.CORPORA:
         root = Path(a.cache).expanduser() / "head" / c.name
@@ -116,18 +122,19 @@ def main() -> None:
         return mean(mean(v) for v in rates.values() if v)
 
     best = objective()
-    print(f"start: {best:.4f} " + " ".join(f"{n}={getattr(rankpolicy, n)}" for n in GRID), flush=True)
+    print(f"start: {best:.4f} " + " ".join(f"{n}={getattr(rankpolicy, n)}" for n in grid), flush=True)
     for _ in range(a.rounds):
-        for name, values in GRID.items():
+        for name, values in grid.items():
             keep = getattr(rankpolicy, name)
             for v in values:
                 setattr(rankpolicy, name, v)
                 score = objective()
+                print(f"  {name}={v}: {score:.4f}", flush=True)
                 if score > best + 1e-9:
                     best, keep = score, v
             setattr(rankpolicy, name, keep)
             print(f"{name} = {keep}  ({best:.4f})", flush=True)
-    print("chosen: " + " ".join(f"{n}={getattr(rankpolicy, n)}" for n in GRID))
+    print("chosen: " + " ".join(f"{n}={getattr(rankpolicy, n)}" for n in grid))
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
-"""Co-change history: for each test file, the source files that changed in the same commits, and when
-each source file last changed. Read by the failure diagnosis (a file that keeps changing with the failing
-test is a suspect). Stdlib only.
+"""Co-change history: for each test file, the source files that changed in the same commits; for each
+source file, the other source files it changed with most often; and when each source file last changed.
+Read by the failure diagnosis (a file that keeps changing with the failing test is a suspect) and by file
+ranking (a change to the best file for a question often touches its partners too). Stdlib only.
 
 Built from one bounded `git log --name-only` (at most MAX_COMMITS commits, no diffs) and kept in the index
 dir as `cochange.json`; later index runs read only the commits since the recorded head (from scratch when
@@ -19,16 +20,17 @@ from hippo.core.repo_read import is_secret_path
 
 MAX_COMMITS = 2000
 MAX_FILES = 40
-VERSION = 1
+MAX_PARTNERS = 12  # source partners kept per source file (the most frequent): bounded size on any history
+VERSION = 2
 
 
 def _empty() -> dict:
-    return {"v": VERSION, "head": None, "commits": 0, "pairs": {}, "last": {}}
+    return {"v": VERSION, "head": None, "commits": 0, "pairs": {}, "with": {}, "last": {}}
 
 
 def load(index_dir: Path) -> dict:
-    """The recorded history ({"head", "commits", "pairs": {test: {source: n}}, "last": {source: time}}),
-    or an empty one."""
+    """The recorded history ({"head", "commits", "pairs": {test: {source: n}}, "with": {source: {source: n}},
+    "last": {source: time}}), or an empty one."""
     try:
         data = json.loads(Path(IndexDir(index_dir).cochange).read_text(encoding="utf-8"))
         if isinstance(data, dict) and data.get("v") == VERSION:
@@ -58,6 +60,16 @@ def load_cached(index_dir: Path) -> dict:
     return hit[1]
 
 
+def is_current(index_dir: Path) -> bool:
+    """Whether the record exists in this VERSION's shape, judged from its first bytes (the no-op index run
+    asks, and a whole record can be megabytes): a record an older hippo wrote is rebuilt at once."""
+    try:
+        with open(IndexDir(index_dir).cochange, "rb") as fh:
+            return fh.read(16).startswith(b'{"v":%d,' % VERSION)
+    except OSError:
+        return False
+
+
 def update(root: Path, index_dir: Path, head: str | None) -> int:
     """Bring the history up to `head`; returns how many commits were read."""
     if not head:
@@ -73,6 +85,7 @@ def update(root: Path, index_dir: Path, head: str | None) -> int:
         rng = head
     commits = gitutil.changed_files_log(root, rng, MAX_COMMITS)
     pairs: dict[str, dict[str, int]] = data["pairs"]
+    partners: dict[str, dict[str, int]] = data["with"]
     last: dict[str, int] = data["last"]
     for when, files in commits:
         if len(files) > MAX_FILES:
@@ -86,6 +99,14 @@ def update(root: Path, index_dir: Path, head: str | None) -> int:
             row = pairs.setdefault(t, {})
             for s in sources:
                 row[s] = row.get(s, 0) + 1
+        for s in sources:
+            row = partners.setdefault(s, {})
+            for o in sources:
+                if o != s:
+                    row[o] = row.get(o, 0) + 1
+    for s, row in partners.items():  # pruned once per update: an incremental run may promote a partner
+        if len(row) > MAX_PARTNERS:
+            partners[s] = dict(sorted(row.items(), key=lambda kv: (-kv[1], kv[0]))[:MAX_PARTNERS])
     data["head"], data["commits"] = head, data["commits"] + len(commits)
     atomic_write(Path(IndexDir(index_dir).cochange), json.dumps(data, separators=(",", ":")))
     return len(commits)

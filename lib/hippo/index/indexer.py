@@ -330,7 +330,7 @@ class Indexer:
             if small:
                 self._vector_phase(state, report, save=False)
             self._record_git(state, getattr(disc, "git", None))
-            if state.indexed_commit != was[0] or not Path(IndexDir(self.index_dir).cochange).exists():
+            if state.indexed_commit != was[0] or not self._cochange_current():
                 self._cochange(state)
             if changed or deleted:
                 state.runs_since_optimize += 1
@@ -576,6 +576,11 @@ class Indexer:
             state.indexed_commit = gitutil.head_commit(self.root)
             branch = gitutil.current_branch(self.root)
             state.branch = branch and redact_name(branch)
+
+    def _cochange_current(self) -> bool:
+        from hippo.index import cochange
+
+        return cochange.is_current(self.index_dir)
 
     def _cochange(self, state: IndexState) -> None:
         """Co-change history up to the indexed commit (index/cochange.py); it never fails an index run."""

@@ -597,6 +597,24 @@ class Store:
         return self._span_cache[1]
 
     @_guarded
+    def chunks_covering(self, spots: Sequence[tuple[str, int]], flt: Filter | None = None,
+                        columns: Sequence[str] = AT_COLUMNS) -> dict[tuple[str, int], dict]:
+        """For each (path, line), the innermost chunk covering it, in one read (definitions the code graph
+        knows, found by their first line)."""
+        tbl = self.chunks()
+        spots = list(dict.fromkeys((p, int(n)) for p, n in spots))
+        if tbl is None or not spots:
+            return {}
+        ors = " OR ".join(f"(path = {sql_str(p)} AND start_line <= {n} AND end_line >= {n})" for p, n in spots)
+        rows = tbl.search().where(_where(flt, f"({ors})")).select(list(columns)).limit(self._every(tbl)).to_list()
+        out: dict[tuple[str, int], dict] = {}
+        for p, n in spots:
+            cover = [r for r in rows if r["path"] == p and r["start_line"] <= n <= r["end_line"]]
+            if cover:
+                out[(p, n)] = min(cover, key=lambda r: (r["end_line"] - r["start_line"], r["start_line"]))
+        return out
+
+    @_guarded
     def nearest(self, qvec, limit: int, flt: Filter | None = None) -> list[dict]:
         """The `limit` embedded rows nearest to `qvec` by cosine, nearest first; each row gets `_cos`.
 

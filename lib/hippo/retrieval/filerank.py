@@ -7,7 +7,7 @@ spends the whole character budget on a few files. Stdlib only.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from hippo.core.textutil import text_terms
@@ -65,8 +65,20 @@ def query_identifiers(query: str) -> set[str]:
     return {w for w in out if len(w) > 2}
 
 
-def rank_files(scored: Iterable[tuple[dict, float]], terms: set[str], query: str) -> list[FileEvidence]:
-    """Files best first from (chunk row, final score) pairs; `terms` are the query's search terms."""
+@dataclass
+class Neighbours:
+    """What links files besides the question's words: the source files each source file changed with
+    (index/cochange.py, {path: {partner: commits}}), and the files holding what a chunk's definition calls
+    or what calls it (retrieval/codegraph.py; None when there is no graph)."""
+
+    cochange: dict[str, dict[str, int]] = field(default_factory=dict)
+    linked: Callable[[dict], set[str]] | None = None
+
+
+def rank_files(scored: Iterable[tuple[dict, float]], terms: set[str], query: str,
+               neighbours: Neighbours | None = None) -> list[FileEvidence]:
+    """Files best first from (chunk row, final score) pairs; `terms` are the query's search terms. With
+    `neighbours`, the best file's co-change partners and call-graph neighbours gain (see `_lift_neighbours`)."""
     by_path: dict[str, list[tuple[dict, float]]] = {}
     for row, final in scored:
         by_path.setdefault(row["path"], []).append((row, final))
@@ -86,4 +98,35 @@ def rank_files(scored: Iterable[tuple[dict, float]], terms: set[str], query: str
         out.append(FileEvidence(path=path, score=score, best=items[0][0], best_final=finals[0], chunks=len(items),
                                 symbols=[s for s in dict.fromkeys(symbols) if s]))
     out.sort(key=lambda f: (-f.score, f.path))
+    if neighbours is not None and out:
+        out = _lift_neighbours(out, neighbours)
+    return out
+
+
+def _lift_neighbours(files: list[FileEvidence], nb: Neighbours) -> list[FileEvidence]:
+    """A change to the best file often touches the files it changed with before and the files its best
+    chunk's definition calls or is called from: those gain a share of the best file's evidence (weights in
+    rankpolicy), and co-change partners with no matching chunk join as files of their own."""
+    from hippo.retrieval import rankpolicy as P
+
+    top = files[0]
+    partners = nb.cochange.get(top.path, {})
+    linked = nb.linked(top.best) if nb.linked is not None else set()
+    if len(linked) > P.GRAPH_MAX_FILES:  # a helper everything calls links nothing in particular
+        linked = set()
+    by_path = {f.path: f for f in files}
+    for path, n in partners.items():
+        if n >= P.COCHANGE_MIN_COMMITS and path not in by_path:
+            by_path[path] = FileEvidence(path=path, score=0.0, best={"path": path, "start_line": 1, "end_line": 1,
+                                                                     "symbol": ""}, best_final=0.0, chunks=0)
+    for f in by_path.values():
+        if f is top:
+            continue
+        n = partners.get(f.path, 0)
+        if n >= P.COCHANGE_MIN_COMMITS:
+            f.score += P.COCHANGE * top.best_final * min(1.0, n / P.COCHANGE_SATURATION)
+        if f.path in linked:
+            f.score += P.GRAPH_LINK * top.best_final
+    out = list(by_path.values())
+    out.sort(key=lambda f: (f is not top, -f.score, f.path))
     return out

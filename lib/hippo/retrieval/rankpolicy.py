@@ -19,6 +19,7 @@ from hippo.core import pathkind
 # near-misses crowd out exact matches when weighted like full-text.
 VECTOR_WEIGHT = 0.3  # RRF weight of the vector list in hybrid mode (full-text lists weigh 1.0)
 DEFINITION_LIST_WEIGHT = 1.0  # RRF weight of the chunks defining a name the query uses
+NAMED_LIST_WEIGHT = 0.5  # RRF weight of the definitions whose names carry the question's words (namematch)
 RRF_K = 60
 RANK_W = 0.45  # first = RANK_W * fused rank + (1 - RANK_W) * confidence (+ keyword/phrase bonuses)
 VEC_CONF = 0.6  # how much cosine similarity alone can vouch for a chunk
@@ -49,7 +50,18 @@ DEFINITION_OF_SYMBOL_QUERY = 0.6  # the query is that name alone: its definition
 DEFINITION_OF_OTHER_OWNER = 0.25  # `Class.method` asked, `Other.method` found
 DEFINITION_IN_QUESTION = 0.15  # the name appears in a longer question
 DEFINITION_CONF = 0.9
+NAMED_DEFINITION = 0.1  # defines a name carrying the question's words (namematch: time_remaining for "remaining time")
+NAMED_CONF = 0.6  # ... and vouches for it as much (its words may differ from the question's: decoder/decoded)
 SYMBOL_WORDS = 0.08  # a code unit whose name carries the question's words (save/load for "saving and loading")
+
+# File ranking's neighbours of the best file (filerank.Neighbours): a share of its best chunk's score.
+# Fitted on the codesearch tuning split (bench/codesearch/tune.py --only COCHANGE,GRAPH_LINK): co-change 0.3
+# beat 0 and 0.6; graph links changed nothing at 0.15 or 0.3, so they are off and searches skip the walk.
+COCHANGE = 0.3  # changed together with the best file in COCHANGE_SATURATION or more past commits
+COCHANGE_SATURATION = 4
+COCHANGE_MIN_COMMITS = 2  # one shared commit says little
+GRAPH_LINK = 0.0  # holds what the best chunk's definition calls, or what calls it
+GRAPH_MAX_FILES = 8  # more linked files than this: the link says nothing
 
 # --- the optional cross-encoder (rerank.CrossEncoderReranker) --------------------------------------
 CROSS_ENCODER_DEPTH = 30  # candidates it reads

@@ -47,6 +47,7 @@ class Features:
     import_only: bool = False
     definition: float = 0.0  # 1: defines the name asked for; 0.5: a same-named member of another owner
     symbol_words: float = 0.0  # share of the query's words its code unit's name carries
+    named: float = 0.0  # defines a name (any definition inside it) carrying the question's words (namematch)
 
 
 @dataclass
@@ -70,8 +71,9 @@ def score(f: Features, intent: P.Intent) -> Scored:
         else:
             bonus = P.DEFINITION_IN_QUESTION * f.definition
         conf = max(conf, P.DEFINITION_CONF * f.definition * mult)
-    if f.kind == "code" and f.symbol_words and intent.code_question:  # a code question, not pasted output
-        bonus += P.SYMBOL_WORDS * f.symbol_words
+    if f.kind == "code" and intent.code_question:  # a code question, not pasted output
+        bonus += P.SYMBOL_WORDS * f.symbol_words + P.NAMED_DEFINITION * f.named
+        conf = max(conf, P.NAMED_CONF * f.named * mult)
     return Scored(final=final + bonus, conf=min(conf, 1.0), parts={"first": f.first, "kind": mult, "bonus": bonus})
 
 

@@ -21,15 +21,17 @@ from hippo.core.errors import BadQueryError, DamagedIndexError, NoIndexError
 from hippo.core.indexdir import IndexDir
 from hippo.core.textutil import query_terms, text_terms
 from hippo.index.state import IndexState, load_state
-from hippo.retrieval import pasted, rerank
+from hippo.retrieval import namematch, pasted, rerank
 from hippo.retrieval import rankpolicy as policy
-from hippo.retrieval.filerank import FileEvidence, rank_files
+from hippo.retrieval.filerank import FileEvidence, Neighbours, rank_files
 from hippo.retrieval.results import Candidate, Hit, SearchResponse
 
 __all__ = ["Searcher", "search", "Hit", "SearchResponse"]
 
 CANDIDATES = 60  # per retriever
 DEFINITIONS = 8  # chunks defining each name the query uses
+NAMED = 16  # defined names carrying the question's words (namematch) whose definitions join the candidates
+NAMED_ROWS = 2  # definitions read per such name
 HEADER_SCAN_NAMES = 4  # names looked for by their definition line (a class header inside a method's chunk)
 MAX_QUERY_CHARS = 2000
 TRUNCATION_MARK = "// ... (content truncated)"
@@ -54,6 +56,7 @@ class _Cand:
     conf: float = 0.0
     final: float = 0.0
     definition: float = 0.0  # defines a name the query uses (rerank.definition_strength)
+    named: float = 0.0  # defines a name carrying the question's words (namematch strength)
 
 
 @dataclass
@@ -221,6 +224,8 @@ class Searcher:
         intent = policy.read_intent(query, pasted=is_pasted)
         if intent.names and mode in ("hybrid", "keyword"):
             self._fuse_definitions(cands, intent, pred)
+        if not intent.symbol and not is_pasted and mode in ("hybrid", "keyword"):
+            self._fuse_named(cands, focus, pred)
         if exact:
             cands = {i: c for i, c in cands.items() if all(kw in c.row["text"] for kw in keywords)}
         total = len(cands)
@@ -302,6 +307,44 @@ class Searcher:
             c.definition = max(strength.get(c.row["id"], 0.0),
                                rerank.definition_strength(c.row.get("symbol") or "", intent.names))
 
+    def _fuse_named(self, cands: dict[str, _Cand], query: str, pred) -> None:
+        """The definitions whose names carry the question's words (namematch) join the candidates, the
+        best-matching name first: recall for the code that answers "how does X work" when its text shares
+        few words with the question. Names come from the code graph (every definition, methods inside a
+        class's chunk too) and the chunks' symbols."""
+        from hippo.index.store import AT_COLUMNS
+        from hippo.retrieval import codegraph
+
+        version = self.store.table_version()
+        cached = self.__dict__.get("_name_index")
+        if cached is None or cached[0] != version:
+            try:
+                by_name = codegraph.graph_for(self.store).by_name
+            except Exception:  # noqa: BLE001 - an index without a graph still has its symbols
+                by_name = {}
+            names = set(by_name) | set(self.store.symbol_names())
+            cached = self.__dict__["_name_index"] = (version, namematch.NameIndex.build(names), by_name)
+        _v, index, by_name = cached
+        best = index.best(query, NAMED)
+        picks = [n for n, _s, _t in best]
+        if not picks:
+            return
+        strength = {n: t for n, _s, t in best}
+        spots = [(d.path, d.start) for n in picks for d in by_name.get(n, [])[:NAMED_ROWS]]
+        cols = (*AT_COLUMNS, "embedded", "vector")  # their vectors give them a cosine like the kNN list's rows
+        at = self.store.chunks_covering(spots, pred, columns=cols)
+        found = self.store.identifier_lookup([n for n in picks if n not in by_name], NAMED_ROWS, pred, columns=cols)
+        rows: list[dict] = []
+        named: dict[str, float] = {}
+        for n in picks:
+            mine = [at[(d.path, d.start)] for d in by_name.get(n, [])[:NAMED_ROWS] if (d.path, d.start) in at]
+            for r in mine + found.get(n, []):
+                rows.append(r)
+                named[r["id"]] = max(named.get(r["id"], 0.0), strength[n])
+        self._fuse(cands, list({r["id"]: r for r in rows}.values()), weight=policy.NAMED_LIST_WEIGHT)
+        for i, t in named.items():
+            cands[i].named = t
+
     @staticmethod
     def _fuse(cands: dict[str, _Cand], rows: list[dict], weight: float = 1.0) -> None:
         for rank, row in enumerate(rows):
@@ -348,6 +391,7 @@ class Searcher:
             lang = r.get("language") or ""
             feats = rerank.Features(first=first, conf=conf, kind=policy.path_kind(r["path"], lang),
                                     import_only=policy.is_import_only(r["text"], lang), definition=c.definition,
+                                    named=c.named,
                                     symbol_words=rerank.words_in_name(r.get("symbol") or "", stems))
             scored = rerank.score(feats, intent)
             c.conf, c.final = scored.conf, scored.final
@@ -385,7 +429,7 @@ class Searcher:
                 terms: set[str] = frozenset()) -> tuple[list[Hit], str | None, list[Candidate]]:
         """Snippets of the best chunks within the budget, then pointers to the best files not shown."""
         ranked = sorted(cands, key=lambda c: c.final, reverse=True)
-        files = rank_files(((c.row, c.final) for c in ranked), terms, query)
+        files = rank_files(((c.row, c.final) for c in ranked), terms, query, self._neighbours())
         if not ranked or ranked[0].conf < MIN_CONFIDENCE and max(c.conf for c in ranked) < MIN_CONFIDENCE:
             return [], (f"No high-confidence results found for {query[:120]!r}; the candidates, if any, are weak. "
                         "Try other words, a --keyword, or a broader --glob."), _candidates(files, set())[:WEAK_POINTERS]
@@ -407,6 +451,38 @@ class Searcher:
             pointers.pop()
         keep = self._annotate(keep)
         return keep, None, pointers
+
+    def _neighbours(self) -> Neighbours:
+        """Co-change partners (read once per indexed commit, on the same key the failure diagnosis uses)
+        and call-graph links, for file ranking."""
+        from hippo.index import cochange
+
+        key = self.state.indexed_commit
+        cached = self.__dict__.get("_cochange")
+        if cached is None or cached[0] != key:
+            try:
+                cached = (key, cochange.load(self.index_dir))
+            except Exception:  # noqa: BLE001 - history is a hint
+                cached = (key, {})
+            self.__dict__["_cochange"] = cached
+        return Neighbours(cochange=cached[1].get("with", {}), linked=self._graph_links if policy.GRAPH_LINK else None)
+
+    def _graph_links(self, row: dict) -> set[str]:
+        """Non-test files holding what the definition at the start of `row` calls, or what calls it
+        (exact resolutions only)."""
+        from hippo.core.pathkind import is_test
+        from hippo.retrieval import codegraph
+
+        try:
+            graph = codegraph.graph_for(self.store)
+        except Exception:  # noqa: BLE001 - the graph is a hint
+            return set()
+        d = graph.def_at(row["path"], int(row["start_line"]))
+        if d is None:
+            return set()
+        out = {t.path for _call, found, how in graph.callees(d) if how == codegraph.EXACT for t in found}
+        out |= {call.path for call, _how in graph.callers([d], exact_only=True)}
+        return {p for p in out if p != row["path"] and not is_test(p)}
 
     def _annotate(self, hits: list[Hit]) -> list[Hit]:
         """Check every hit against its live file and fill in last_modified; returns the hits to show.
