@@ -62,6 +62,21 @@ def test_a_definition_named_by_the_question_becomes_a_candidate(git_repo):
     assert "pkg/progress.py" in named, named
 
 
+def test_a_reworded_statement_gets_no_name_matches(git_repo, monkeypatch):
+    """Name matching is for questions about code; a statement ("the remaining time estimate is hidden until the
+    first update") is answered by its text, and name matches there outranked it (bench/quality's spec rows)."""
+    root = git_repo({"pkg/progress.py": ESTIMATE, "docs/guide0.md": GUIDE.format(n=0)})
+    index_repo(root, embedder=FakeEmbedder())
+    searcher = Searcher(root, embedder=FakeEmbedder())
+    asked: list[str] = []
+    real = Searcher._fuse_named
+    monkeypatch.setattr(Searcher, "_fuse_named", lambda self, cands, q, pred: (asked.append(q), real(self, cands, q, pred)))
+    searcher.search("the remaining time estimate is hidden until the first update")
+    assert asked == []
+    searcher.search("how does the progress bar estimate the remaining time")
+    assert len(asked) == 1
+
+
 def test_source_files_changed_together_are_recorded_and_bounded(git_repo, monkeypatch):
     monkeypatch.setattr(cochange, "MAX_PARTNERS", 2)
     root = git_repo({"src/a.py": "a = 1\n", "src/b.py": "b = 1\n", "src/c.py": "c = 1\n", "src/d.py": "d = 1\n",
