@@ -118,6 +118,7 @@ def build(mirrors: Path, files: int, out: Path, replay: int = 30, history: int =
             raise SystemExit(f"no mirrors found under {mirrors}")
         copy += 1
     git("init", "-q", cwd=out)
+    git("config", "gc.auto", "0", cwd=out)  # no background repack of 100k loose objects in the middle of a bench
     git("add", "-A", cwd=out)
     git("commit", "-q", "-m", f"monorepo of {len(projects)} real project trees", cwd=out)
     prefix = f"p0/{REPLAY.split('+', 1)[1]}"
@@ -141,7 +142,7 @@ def apply(root: Path, prefix: str, patch: bytes, message: bytes) -> None:
     """One real commit of the replayed project, applied under its prefix and committed with its message."""
     if patch.strip():
         git("apply", "--whitespace=nowarn", f"--directory={prefix}", cwd=root, data=patch)
-    git("add", "-A", cwd=root)
+    git("add", "-A", "--", prefix, cwd=root)  # only its own folder: no stat of the other 100k files
     git("commit", "-q", "--allow-empty", "-F", "-", cwd=root, data=message)
 
 

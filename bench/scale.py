@@ -57,7 +57,7 @@ class Run:
         load = os.getloadavg()[0]
         t = time.perf_counter()
         proc = subprocess.Popen(args, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE)
+                                stderr=subprocess.PIPE, preexec_fn=_default_sigint)
         try:
             out, err = proc.communicate(stdin, timeout=limit)
             self.interrupted = False
@@ -73,6 +73,12 @@ class Run:
 
 
 _max_seen = 0
+
+
+def _default_sigint() -> None:
+    """A bench started in the background (`cmd &`) ignores SIGINT, and so would its children: Ctrl-C must
+    reach `hippo index` as it does in a terminal."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def peak_rss_of_last_child() -> float:
