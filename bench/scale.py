@@ -1,7 +1,7 @@
 """hippo on a real monorepo at 1k / 10k / 100k files, as a user meets it (issue 21).
 
     python -m bench.scale --mirrors DIR --sizes 1000,10000,100000 --work /tmp/hippo-scale
-    python -m bench.scale --report /tmp/hippo-scale/scale.json     # table + plot from a finished run
+    python -m bench.scale --report A/scale.json B/scale.json      # table + plot from finished runs
 
 Each size is a `bench.monorepo` tree (real projects side by side, real replayed history). Every step is the
 real CLI in a fresh process, as a user or Claude Code runs it; CPU = user+sys of the process tree (children's
@@ -254,31 +254,46 @@ def fmt_s(x: float) -> str:
 
 
 def table(results: list[dict]) -> str:
-    cols = [f"{r['files_tracked']:,} files" for r in results]
+    cols = cells(results, lambda r: f"{r['files_tracked']:,} files")
     rows: list[tuple[str, list[str]]] = [
-        ("files indexed / chunks", [f"{r['files_indexed']:,} / {r['chunks']:,}" for r in results]),
-        ("keyword phase (searchable): CPU s / wall s", [f"{fmt_s(r['keyword_cpu'])} / {fmt_s(r['keyword_wall'])}" for r in results]),
-        ("vector rate: chunks per CPU-s / per wall-s", [f"{r['vector_rate_cpu']:.1f} / {r['vector_rate_wall']:.1f}" for r in results]),
-        ("vector sample: texts embedded; chunks with a vector of total", [f"{r['vectors_embedded']:,}; {r['vectors_done']:,} of {r['vector_total']:,}" + (" (all)" if r["vector_finished"] else "") for r in results]),
-        ("full vector phase, CPU h (extrapolated)", [f"{r['vector_full_cpu_est'] / 3600:.2f}" for r in results]),
-        ("no-op `hippo index`: CPU s / wall s", [f"{r['noop_cpu']:.2f} / {r['noop_wall']:.2f}" for r in results]),
-        ("1 real commit, no server: CPU s / wall s", [f"{r['incr_cpu']:.2f} / {r['incr_wall']:.2f}" for r in results]),
-        ("1 real commit, server up: CLI CPU s + server CPU s / wall s", [f"{r['incr_server_cpu']:.2f} + {r['incr_server_srv_cpu']:.2f} / {r['incr_server_wall']:.2f}" for r in results]),
-        ("SessionStart, no server: p50 / p95 ms (CPU ms)", [hk(r["session_start_cold"]) for r in results]),
-        ("SessionStart, server up: p50 / p95 ms (CPU ms)", [hk(r["session_start_warm"]) for r in results]),
-        ("failure hook, no server: p50 / p95 ms (CPU ms)", [hk(r["failure_cold"]) for r in results]),
-        ("failure hook, 1st on new server: ms", [f"{r['failure_first_warm']['p50_ms']:,.0f}" for r in results]),
-        ("failure hook, warm: p50 / p95 ms (CPU ms)", [hk(r["failure_warm"]) for r in results]),
-        ("failure hook output chars (cold / warm)", [f"{r['failure_cold']['chars']:,} / {r['failure_warm']['chars']:,}" for r in results]),
-        ("`hippo search`, warm: p50 / p95 ms (CPU ms)", [hk(r["search_warm"]) for r in results]),
-        ("`hippo search`, keyword-only, no server: wall s", [f"{r['search_cold_wall']:.2f}" for r in results]),
-        ("index on disk MB (keyword only / after sample)", [f"{r['index_mb_keyword']:,.0f} / {r['index_mb']:,.0f}" for r in results]),
-        ("peak RSS MB (index / vectors / server)", [f"{r['keyword_rss_mb']:,.0f} / {r['vector_rss_mb']:,.0f} / {r['server_rss_mb']:,.0f}" for r in results]),
-        ("load average during the run (mean)", [f"{r['load_mean']:.1f}" for r in results]),
+        ("files indexed / chunks", cells(results, lambda r: f"{r['files_indexed']:,} / {r['chunks']:,}")),
+        ("keyword phase (searchable): CPU s / wall s", cells(results, lambda r: f"{fmt_s(r['keyword_cpu'])} / {fmt_s(r['keyword_wall'])}")),
+        ("vector rate: chunks per CPU-s / per wall-s", cells(results, lambda r: f"{r['vector_rate_cpu']:.1f} / {r['vector_rate_wall']:.1f}")),
+        ("vector sample: texts embedded; chunks with a vector of total", cells(results, lambda r: f"{r['vectors_embedded']:,}; {r['vectors_done']:,} of {r['vector_total']:,}" + (" (all)" if r["vector_finished"] else ""))),
+        ("full vector phase, CPU h (extrapolated)", cells(results, lambda r: f"{r['vector_full_cpu_est'] / 3600:.2f}")),
+        ("no-op `hippo index`: CPU s / wall s", cells(results, lambda r: f"{r['noop_cpu']:.2f} / {r['noop_wall']:.2f}")),
+        ("1 real commit, no server: CPU s / wall s", cells(results, lambda r: f"{r['incr_cpu']:.2f} / {r['incr_wall']:.2f}")),
+        ("1 real commit, server up: CLI CPU s + server CPU s / wall s", cells(results, lambda r: f"{r['incr_server_cpu']:.2f} + {r['incr_server_srv_cpu']:.2f} / {r['incr_server_wall']:.2f}")),
+        ("SessionStart, no server: p50 / p95 ms (CPU ms)", cells(results, lambda r: hk(r["session_start_cold"]))),
+        ("SessionStart, server up: p50 / p95 ms (CPU ms)", cells(results, lambda r: hk(r["session_start_warm"]))),
+        ("failure hook, no server: p50 / p95 ms (CPU ms)", cells(results, lambda r: hk(r["failure_cold"]))),
+        ("failure hook, 1st on new server: ms", cells(results, lambda r: f"{r['failure_first_warm']['p50_ms']:,.0f}")),
+        ("failure hook, warm: p50 / p95 ms (CPU ms)", cells(results, lambda r: hk(r["failure_warm"]))),
+        ("failure hook output chars (cold / warm)", cells(results, lambda r: f"{r['failure_cold']['chars']:,} / {r['failure_warm']['chars']:,}")),
+        ("`hippo search`, warm: p50 / p95 ms (CPU ms)", cells(results, lambda r: hk(r["search_warm"]))),
+        ("`hippo search`, keyword-only, no server: wall s", cells(results, lambda r: f"{r['search_cold_wall']:.2f}")),
+        ("index on disk MB (keyword only / after sample)", cells(results, lambda r: f"{r['index_mb_keyword']:,.0f} / {r['index_mb']:,.0f}")),
+        ("peak RSS MB (index / vectors / server)", cells(results, lambda r: f"{r['keyword_rss_mb']:,.0f} / {rss(r['vector_rss_mb'])} / {r['server_rss_mb']:,.0f}")),
+        ("load average during the run (mean)", cells(results, lambda r: f"{r['load_mean']:.1f}")),
     ]
     lines = ["| | " + " | ".join(cols) + " |", "|---|" + "---|" * len(cols)]
     lines += [f"| {name} | " + " | ".join(vals) + " |" for name, vals in rows]
     return "\n".join(lines)
+
+
+def cells(results: list[dict], fmt) -> list[str]:
+    """One formatted cell per size; a step that did not run at that size (a partial run) says so."""
+    out = []
+    for r in results:
+        try:
+            out.append(fmt(r))
+        except (KeyError, TypeError):
+            out.append("not measured")
+    return out
+
+
+def rss(mb: float) -> str:
+    return f"{mb:,.0f}" if mb else "below the index's"  # ru_maxrss of children only says when a new peak is set
 
 
 def hk(h: dict) -> str:
@@ -294,15 +309,21 @@ def plot(results: list[dict], path: Path) -> None:
 
     xs = [r["files_tracked"] for r in results]
     fig, ax = plt.subplots(figsize=(6.5, 4.2))
-    series = [("keyword phase (CPU s)", [r["keyword_cpu"] for r in results], "o"),
-              ("full vector phase, extrapolated (CPU s)", [r["vector_full_cpu_est"] for r in results], "D"),
-              ("1 real commit, no server (CPU s)", [r["incr_cpu"] for r in results], "^"),
-              ("no-op index (CPU s)", [r["noop_cpu"] for r in results], "v"),
-              ("SessionStart p50 (wall s)", [r["session_start_cold"]["p50_ms"] / 1000 for r in results], "s"),
-              ("failure hook warm p50 (wall s)", [r["failure_warm"]["p50_ms"] / 1000 for r in results], "x"),
-              ("search warm p50 (wall s)", [r["search_warm"]["p50_ms"] / 1000 for r in results], "+")]
-    for label, ys, m in series:
-        ax.plot(xs, ys, marker=m, label=label)
+    series = [("keyword phase (CPU s)", lambda r: r["keyword_cpu"], "o"),
+              ("full vector phase, extrapolated (CPU s)", lambda r: r["vector_full_cpu_est"], "D"),
+              ("1 real commit, no server (CPU s)", lambda r: r["incr_cpu"], "^"),
+              ("no-op index (CPU s)", lambda r: r["noop_cpu"], "v"),
+              ("SessionStart p50 (wall s)", lambda r: r["session_start_cold"]["p50_ms"] / 1000, "s"),
+              ("failure hook warm p50 (wall s)", lambda r: r["failure_warm"]["p50_ms"] / 1000, "x"),
+              ("search warm p50 (wall s)", lambda r: r["search_warm"]["p50_ms"] / 1000, "+")]
+    for label, value, m in series:
+        pts = []
+        for x, r in zip(xs, results, strict=True):
+            try:
+                pts.append((x, value(r)))
+            except KeyError:  # a step a partial run did not reach
+                pass
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker=m, label=label)
     ax.set_xscale("log"), ax.set_yscale("log")
     ax.set_xlabel("tracked files in the monorepo"), ax.set_ylabel("seconds")
     ax.set_title("hippo cost vs repository size (real code, 2 shared cores)")
@@ -318,11 +339,11 @@ def main() -> None:
     ap.add_argument("--vector-sample", type=float, default=180.0, help="wall seconds of vector phase per size")
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--reuse", action="store_true", help="use trees already built under --work")
-    ap.add_argument("--report", type=Path, help="print the table of a finished run's JSON and plot it")
+    ap.add_argument("--report", type=Path, nargs="+", help="print the table of finished runs' JSON files and plot them")
     ap.add_argument("--plot", type=Path, default=REPO / "docs" / "bench_index_time.png")
     a = ap.parse_args()
     if a.report:
-        results = json.loads(a.report.read_text())["results"]
+        results = sorted((r for f in a.report for r in json.loads(f.read_text())["results"]), key=lambda r: r["size"])
         print(table(results))
         plot(results, a.plot)
         return
