@@ -351,14 +351,37 @@ def test_real_model_ranks_passages_by_meaning(real_home) -> None:
 
 
 @pytest.mark.slow
-def test_fastembed_matches_bare_onnxruntime_pooling(real_home) -> None:
-    from hippo.index.embedding.ortpool import OrtPoolEmbedder
+def test_local_embedder_matches_fastembed_on_the_same_model(real_home) -> None:
+    """The default model moved from fastembed to bare onnxruntime: its vectors must not move, or every
+    existing index (same model_id) would mix two kinds of vectors."""
+    from fastembed import TextEmbedding
+    from fastembed.common.model_description import ModelSource, PoolingType
 
     _, directory, emb = real_home
-    texts = code_texts(8)
-    via_fastembed = emb.embed_passages(texts)
-    via_ort = OrtPoolEmbedder(directory / "model.onnx", directory).embed(texts)
-    np.testing.assert_allclose(via_fastembed, via_ort, atol=1e-5)
+    name = "hippo-test/fastembed-reference"
+    try:
+        TextEmbedding.add_custom_model(name, pooling=PoolingType.MEAN, normalization=True,
+                                       sources=ModelSource(hf=name), dim=384, model_file="model.onnx")
+    except ValueError as exc:
+        assert "already registered" in str(exc)
+    engine = TextEmbedding(name, specific_model_path=str(directory), threads=2)
+    texts = code_texts(8) + [GOLDEN_TEXT]
+    via_fastembed = np.asarray(list(engine.passage_embed(texts, batch_size=1)), dtype=np.float32)
+    np.testing.assert_allclose(emb.embed_passages(texts), via_fastembed, atol=1e-5)
+    np.testing.assert_allclose(emb.embed_query(GOLDEN_TEXT), next(iter(engine.query_embed(GOLDEN_TEXT))), atol=1e-5)
+
+
+@pytest.mark.slow
+def test_local_embedder_threads_do_not_spin(real_home) -> None:
+    """onnxruntime's workers busy-wait between operators by default; on a shared machine that doubled the
+    CPU per chunk (bench/embed_vs_raw.py). The default model's session must let them sleep, on the threads
+    asked for."""
+    from hippo.index.embedding.ortpool import NO_SPINNING
+
+    emb = real_home[2]
+    opts = emb.session.get_session_options()
+    assert opts.get_session_config_entry(NO_SPINNING[0]) == NO_SPINNING[1]
+    assert opts.intra_op_num_threads == 2
 
 
 @pytest.mark.slow

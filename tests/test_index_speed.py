@@ -232,3 +232,24 @@ def test_clean_files_vouched_by_git_still_meet_the_path_and_size_rules(repo, mon
     assert report.skipped.get("too_large") == 3  # the two 1 kB+ binaries and the minified file
     assert set(state.skipped_files) == {"gen/api.py"}
     assert "README.md" in state.files
+
+
+def test_state_json_is_not_rewritten_after_every_batch_of_a_big_first_index(git_repo, monkeypatch):
+    """state.json holds a record per file; rewritten after every 200-file batch, a 100k-file first index wrote
+    a file growing to ~50 MB some 400 times (quadratic). The records written in all stay linear in the files."""
+    import hippo.index.indexer as indexer_mod
+
+    n = 200
+    root = git_repo({f"pkg/m{i:03d}.py": f"def f{i}():\n    return {i}\n" for i in range(n)})
+    written: list[int] = []
+    real = indexer_mod.save_state
+
+    def counting(index_dir, state):
+        written.append(len(state.files))
+        real(index_dir, state)
+
+    monkeypatch.setattr(indexer_mod, "FILE_BATCH", 1)
+    monkeypatch.setattr(indexer_mod, "save_state", counting)
+    index_repo(root, embedder=FakeEmbedder(), vectors=False)
+    assert load_state(root / ".hippo").complete and len(load_state(root / ".hippo").files) == n
+    assert sum(written) <= 20 * n, (len(written), sum(written))  # after every batch: ~n*n/2 = 20,100

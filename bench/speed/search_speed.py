@@ -59,10 +59,10 @@ def build(index_dir: Path, rows: int, source: Path | None) -> float:
             "end_line": [((start + i) % 10) * 12 + 12 for i in range(n)],
             "language": ["python"] * n, "symbol": [""] * n, "kind": ["lines"] * n, "breadcrumb": [""] * n,
             "text": texts, "text_ids": [identifier_text(tx, p) for tx, p in zip(texts, paths, strict=True)],
-            "vkey": [f"v{start + i}" for i in range(n)], "embedded": [True] * n,
+            "vkey": [f"v{start + i}" for i in range(n)], "embedded": [True] * n, "graph": [""] * n,
         }
-        arrays = [pa.array(cols[f.name], type=f.type) for f in chunk_schema(384) if f.name != "vector"]
-        arrays.append(pa.FixedSizeListArray.from_arrays(pa.array(vecs.ravel(), pa.float32()), 384))
+        vector = pa.FixedSizeListArray.from_arrays(pa.array(vecs.ravel(), pa.float32()), 384)
+        arrays = [vector if f.name == "vector" else pa.array(cols[f.name], type=f.type) for f in chunk_schema(384)]
         table = pa.Table.from_arrays(arrays, schema=chunk_schema(384))
         store.chunks(create=True).add(table)
     store.ensure_indexes()

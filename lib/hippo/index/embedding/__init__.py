@@ -1,6 +1,7 @@
 """Text -> vectors. The `Embedder` protocol, the offline default model, fastembed hub models, a fake.
 
-Importing this package is cheap (stdlib only): fastembed, onnx and numpy load inside
+The default model runs on bare onnxruntime (`ortpool`); other names go through fastembed (`fastembedder`).
+Importing this package is cheap (stdlib only): onnxruntime, fastembed, onnx and numpy load inside
 `load_embedder` / `prepare_model`, so hooks can import it without paying ~0.5 s.
 
     emb = load_embedder()                  # hippo/all-MiniLM-L6-v2-int8, built once into $HIPPO_HOME
@@ -48,10 +49,14 @@ def load_embedder(model: str = DEFAULT_MODEL, *, threads: int = 0, batch_size: i
         from hippo.index.embedding.fake import FakeEmbedder
 
         return FakeEmbedder()
-    from hippo.index.embedding import build, fastembedder
+    from hippo.index.embedding import build
 
     if build.local_model(model) is not None:
-        return fastembedder.load_local(model, threads=threads, batch_size=batch_size)
+        from hippo.index.embedding import ortpool
+
+        return ortpool.load_local(model, threads=threads, batch_size=batch_size)
+    from hippo.index.embedding import fastembedder
+
     return fastembedder.load_hub(model, threads=threads, batch_size=batch_size)
 
 

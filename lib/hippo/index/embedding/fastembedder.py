@@ -1,4 +1,4 @@
-"""The real embedder: fastembed running either hippo's locally built model or a hub model.
+"""fastembed for hub models (any fastembed name; hippo's own model runs on bare onnxruntime: `ortpool`).
 
 fastembed (and numpy) are imported only when an embedder is constructed, never at module import,
 so `import hippo.index.embedding` stays cheap for hooks.
@@ -42,8 +42,8 @@ def hub_offline() -> Iterator[None]:
 class FastEmbedder:
     """Wraps a `fastembed.TextEmbedding`; guarantees float32, L2-normalised output.
 
-    `batch_size` is how many texts go into one onnxruntime run (hub default 32; the local int8
-    model uses 1, see `LocalModel.onnx_batch`). Callers may pass any number of texts at once.
+    `batch_size` is how many texts go into one onnxruntime run (default 32). Callers may pass any
+    number of texts at once.
     """
 
     def __init__(self, model_id: str, dim: int, engine: Any, batch_size: int = DEFAULT_BATCH) -> None:
@@ -75,37 +75,6 @@ def _fastembed() -> Any:
 def _normalise(vecs: np.ndarray) -> np.ndarray:
     norms = np.linalg.norm(vecs, axis=1, keepdims=True)
     return vecs / np.maximum(norms, 1e-12)
-
-
-def load_local(name: str, *, threads: int = 0, batch_size: int | None = None) -> FastEmbedder:
-    """Build (once) and load one of hippo's local models; never touches the network."""
-    from hippo.index.embedding.build import LOCAL_MODELS, prepare_model
-
-    spec = LOCAL_MODELS[name]
-    directory = prepare_model(name)
-    with hub_offline():
-        TextEmbedding = _fastembed().TextEmbedding
-        from fastembed.common.model_description import ModelSource, PoolingType
-
-        try:
-            TextEmbedding.add_custom_model(
-                spec.model_id, pooling=PoolingType.MEAN, normalization=True,
-                sources=ModelSource(hf=spec.model_id),  # required field; never contacted (local path below)
-                dim=spec.dim, model_file="model.onnx",
-            )
-        except ValueError as exc:
-            if "already registered" not in str(exc):
-                raise
-        try:
-            engine = TextEmbedding(
-                spec.model_id, specific_model_path=str(directory), threads=threads or cpu_count(),
-                cache_dir=str(paths.fastembed_cache_dir()),
-            )
-        except Exception as exc:  # onnxruntime/tokenizer errors: point at the fix
-            raise EmbedderUnavailable(
-                f"Could not load the embedding model in {directory} ({type(exc).__name__}); delete that directory to rebuild it."
-            ) from exc
-    return FastEmbedder(spec.model_id, spec.dim, engine, batch_size or spec.onnx_batch)
 
 
 def load_hub(name: str, *, threads: int = 0, batch_size: int | None = None) -> FastEmbedder:

