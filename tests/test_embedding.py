@@ -352,7 +352,7 @@ def test_real_model_ranks_passages_by_meaning(real_home) -> None:
 
 @pytest.mark.slow
 def test_local_embedder_matches_fastembed_on_the_same_model(real_home) -> None:
-    """The default model moved from fastembed to bare onnxruntime: its vectors must not move, or every
+    """The default model's session is rebuilt without spinning threads: its vectors must not move, or every
     existing index (same model_id) would mix two kinds of vectors."""
     from fastembed import TextEmbedding
     from fastembed.common.model_description import ModelSource, PoolingType
@@ -376,11 +376,13 @@ def test_local_embedder_threads_do_not_spin(real_home) -> None:
     """onnxruntime's workers busy-wait between operators by default; on a shared machine that doubled the
     CPU per chunk (bench/embed_vs_raw.py). The default model's session must let them sleep, on the threads
     asked for."""
-    from hippo.index.embedding.ortpool import NO_SPINNING
+    from hippo.index.embedding.fastembedder import NO_SPINNING, FastEmbedder
 
     emb = real_home[2]
-    opts = emb.session.get_session_options()
-    assert opts.get_session_config_entry(NO_SPINNING[0]) == NO_SPINNING[1]
+    assert isinstance(emb, FastEmbedder)  # loaded through fastembed
+    opts = emb._engine.model.model.get_session_options()
+    for key, value in NO_SPINNING:
+        assert opts.get_session_config_entry(key) == value
     assert opts.intra_op_num_threads == 2
 
 

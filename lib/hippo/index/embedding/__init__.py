@@ -1,6 +1,7 @@
 """Text -> vectors. The `Embedder` protocol, the offline default model, fastembed hub models, a fake.
 
-The default model runs on bare onnxruntime (`ortpool`); other names go through fastembed (`fastembedder`).
+Every real model goes through fastembed (`fastembedder`); hippo's own model gets a session whose threads do
+not spin. `ortpool` (bare onnxruntime) is the independent check the tests compare graphs with.
 Importing this package is cheap (stdlib only): onnxruntime, fastembed, onnx and numpy load inside
 `load_embedder` / `prepare_model`, so hooks can import it without paying ~0.5 s.
 
@@ -49,14 +50,10 @@ def load_embedder(model: str = DEFAULT_MODEL, *, threads: int = 0, batch_size: i
         from hippo.index.embedding.fake import FakeEmbedder
 
         return FakeEmbedder()
-    from hippo.index.embedding import build
+    from hippo.index.embedding import build, fastembedder
 
     if build.local_model(model) is not None:
-        from hippo.index.embedding import ortpool
-
-        return ortpool.load_local(model, threads=threads, batch_size=batch_size)
-    from hippo.index.embedding import fastembedder
-
+        return fastembedder.load_local(model, threads=threads, batch_size=batch_size)
     return fastembedder.load_hub(model, threads=threads, batch_size=batch_size)
 
 

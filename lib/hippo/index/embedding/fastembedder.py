@@ -1,4 +1,9 @@
-"""fastembed for hub models (any fastembed name; hippo's own model runs on bare onnxruntime: `ortpool`).
+"""The real embedder: fastembed running either hippo's locally built model or a hub model.
+
+For hippo's own model the onnxruntime session fastembed built is rebuilt from the same file with worker
+threads that sleep instead of spin between operators (fastembed exposes no such option): on 2 shared cores
+the spinning burned more than half the CPU for the same vectors (bench/embed_vs_raw.py: 24 vs 44 chunks per
+CPU-second). fastembed's tokenizer, batching, pooling and normalisation stay as they are.
 
 fastembed (and numpy) are imported only when an embedder is constructed, never at module import,
 so `import hippo.index.embedding` stays cheap for hooks.
@@ -75,6 +80,59 @@ def _fastembed() -> Any:
 def _normalise(vecs: np.ndarray) -> np.ndarray:
     norms = np.linalg.norm(vecs, axis=1, keepdims=True)
     return vecs / np.maximum(norms, 1e-12)
+
+
+NO_SPINNING = (("session.intra_op.allow_spinning", "0"), ("session.inter_op.allow_spinning", "0"))
+
+
+def load_local(name: str, *, threads: int = 0, batch_size: int | None = None) -> FastEmbedder:
+    """Build (once) and load one of hippo's local models through fastembed; never touches the network."""
+    from hippo.index.embedding.build import LOCAL_MODELS, prepare_model
+
+    spec = LOCAL_MODELS[name]
+    directory = prepare_model(name)
+    threads = threads or cpu_count()
+    with hub_offline():
+        TextEmbedding = _fastembed().TextEmbedding
+        from fastembed.common.model_description import ModelSource, PoolingType
+
+        try:
+            TextEmbedding.add_custom_model(
+                spec.model_id, pooling=PoolingType.MEAN, normalization=True,
+                sources=ModelSource(hf=spec.model_id),  # required field; never contacted (local path below)
+                dim=spec.dim, model_file="model.onnx",
+            )
+        except ValueError as exc:
+            if "already registered" not in str(exc):
+                raise
+        try:
+            engine = TextEmbedding(
+                spec.model_id, specific_model_path=str(directory), threads=threads,
+                cache_dir=str(paths.fastembed_cache_dir()),
+            )
+            without_spinning(engine, directory / "model.onnx", threads)
+        except Exception as exc:  # onnxruntime/tokenizer errors: point at the fix
+            raise EmbedderUnavailable(
+                f"Could not load the embedding model in {directory} ({type(exc).__name__}); delete that directory to rebuild it."
+            ) from exc
+    return FastEmbedder(spec.model_id, spec.dim, engine, batch_size or spec.onnx_batch)
+
+
+def without_spinning(engine: Any, model_path: Any, threads: int) -> None:
+    """Replace the session fastembed built for `engine` with one from the same file whose idle worker threads
+    sleep. A fastembed whose engine does not hold its session where this one does keeps its own."""
+    impl = getattr(engine, "model", None)
+    if impl is None or getattr(impl, "model", None) is None:
+        return
+    import onnxruntime as ort
+
+    opts = ort.SessionOptions()
+    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    opts.intra_op_num_threads = threads
+    opts.inter_op_num_threads = threads
+    for key, value in NO_SPINNING:
+        opts.add_session_config_entry(key, value)
+    impl.model = ort.InferenceSession(str(model_path), sess_options=opts, providers=["CPUExecutionProvider"])
 
 
 def load_hub(name: str, *, threads: int = 0, batch_size: int | None = None) -> FastEmbedder:

