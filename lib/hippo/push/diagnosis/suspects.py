@@ -26,6 +26,7 @@ _STOP = frozenset("self this cls assert assertion expect true false none null un
 _CONSTRUCTORS = ("__init__", "constructor", "__post_init__", "__new__")
 REF = "ref"  # how: used as a value by the definition before it (a callback, a registry entry), not called
 MEMBER = "member"  # how: a method of a class the definition before it builds or hands on
+_EDGE_ORDER = {REF: 1, MEMBER: 2}  # calls (EXACT, NAME) first
 WHY_PREFIXES = ("called by ", "used by ", "a method of ")  # how a suspect's why starts (bench/realfail/fit.py)
 MAX_WHY_NAME = 48  # a jest/mocha test title is a sentence: the why quotes its start
 
@@ -108,21 +109,22 @@ def edges(graph: CodeGraph, src: Def) -> list[tuple[Def, str]]:
 
 
 def walk(graph: CodeGraph, starts: list[Def]) -> dict[Def, Suspect]:
-    """Breadth-first over edges() from each test, up to MAX_DEPTH; the nearest path wins."""
+    """Breadth-first over edges() from each test, up to MAX_DEPTH; the nearest path wins, and at the same
+    distance a call beats a use as a value, which beats being a method of a built class."""
     reached: dict[Def, Suspect] = {}
     frontier: list[tuple[Def, Def, int]] = [(d, d, 0) for d in starts]
     seen = set(starts)
     while frontier and len(reached) < MAX_REACHED:
         nxt: list[tuple[Def, Def, int]] = []
-        for src, test, depth in frontier:
-            if depth >= MAX_DEPTH:
+        steps = [(d, how, src, test, depth) for src, test, depth in frontier if depth < MAX_DEPTH
+                 for d, how in edges(graph, src)]
+        steps.sort(key=lambda t: _EDGE_ORDER.get(t[1], 0))  # stable: the walk's order within a kind
+        for d, how, src, test, depth in steps:
+            if d in seen:
                 continue
-            for d, how in edges(graph, src):
-                if d in seen:
-                    continue
-                seen.add(d)
-                reached[d] = Suspect(d, depth + 1, src.qual if depth else test.qual, test.qual, test.path, how)
-                nxt.append((d, test, depth + 1))
+            seen.add(d)
+            reached[d] = Suspect(d, depth + 1, src.qual if depth else test.qual, test.qual, test.path, how)
+            nxt.append((d, test, depth + 1))
         frontier = nxt
     return reached
 
