@@ -307,3 +307,34 @@ def test_a_method_does_not_see_its_class_scope(path, text):
     got = {c.callee: ([(d.path, d.qual) for d in found], how) for c, found, how in g.callees(method)}
     assert got["cell_len"] == ([(cells, "cell_len")], EXACT)
     assert [c.path for c, _ in g.callers(g.find(f"{cells}:cell_len"))] == [path]
+
+
+REFS = {
+    "md/filters.py": "def strip_ws(s):\n    return s.strip()\n\n\ndef lower(s):\n    return s.lower()\n",
+    "md/core.py": (
+        "from md import filters\nfrom md.filters import strip_ws\n\n\n"
+        "class Base:\n    pass\n\n\n"
+        "class Inline(Base):\n    def __init__(self, md):\n        self.md = md\n\n"
+        "    def run(self, text):\n        return text\n\n    def _helper(self):\n        return 1\n\n\n"
+        "def render(text, extra):\n"
+        "    for f in [strip_ws, filters.lower, extra]:\n"
+        "        text = f(text)\n"
+        "    register(Inline, key=filters.lower)\n"
+        "    return text\n"),
+    "web/app.js": (
+        "import {strip} from './s';\nfunction a() {}\n"
+        "function b(x) { [a, strip, x].forEach(f => f(x)); return { a }; }\n"),
+    "web/s.js": "export function strip(x) { return x.trim(); }\n",
+}
+
+
+def test_names_used_as_values_are_recorded_and_resolved_exactly():
+    raw = graph_of("md/core.py", REFS["md/core.py"])["r"]
+    names = [r[0] for r in raw]
+    assert names == ["strip_ws", "filters.lower", "Inline"]  # not `extra` (a parameter), nor `Base` (a base)
+    g = _graph(REFS)
+    render = g.find("render")[0]
+    assert [(d.path, d.qual) for d in g.references(render)] == [
+        ("md/filters.py", "strip_ws"), ("md/filters.py", "lower"), ("md/core.py", "Inline")]
+    assert [d.qual for d in g.references(g.find("b")[0])] == ["a", "strip"]
+    assert [d.qual for d in g.methods(g.find("Inline")[0])] == ["Inline.run", "Inline._helper"]

@@ -164,3 +164,42 @@ def test_a_suspect_already_in_evidence_takes_no_shown_slot_but_lends_its_weight(
     assert c._covered(total, 66.0) and c.items[0].weight == 66.0
     assert c.items[1].weight == 64.0  # another file's evidence is untouched
     assert not c._covered(Def("shop/cart.py", "Cart._tax", "method", 13, 14), 60.0)
+
+
+def test_the_walk_follows_names_used_as_values_and_the_methods_of_classes_it_builds():
+    """A filter run from a list, and a processor handed to a registry that later calls its `run`: neither
+    is called by name where the walk passes, yet both are one step further."""
+    import json
+
+    from hippo.index.chunking import chunk_file
+    from hippo.push.diagnosis import suspects
+    from hippo.retrieval.codegraph import CodeGraph
+
+    files = {
+        "md/filters.py": "def strip_ws(s):\n    return s.strip()\n",
+        "md/core.py": (
+            "from md.filters import strip_ws\n\n\n"
+            "class Inline:\n    def __init__(self, md):\n        self.md = md\n\n"
+            "    def run(self, text):\n        return text\n\n\n"
+            "def render(text, registry):\n"
+            "    for f in [strip_ws]:\n        text = f(text)\n"
+            "    registry.register(Inline(None), 'inline', 20)\n"
+            "    return text\n"),
+        "tests/test_core.py": "from md.core import render\n\n\ndef test_render():\n    assert render(' x', {}) == 'x'\n",
+    }
+    rows = {}
+    for path, text in files.items():
+        out: list = []
+        chunk_file(path, text, graph=out)
+        rows[path] = json.dumps(out[0].to_json())
+    g = CodeGraph.from_rows(rows)
+    reached = {d.qual: s for d, s in suspects.walk(g, g.find("test_render")).items()}
+    assert reached["render"].how == "exact" and reached["render"].distance == 1
+    assert (reached["strip_ws"].how, reached["strip_ws"].distance) == (suspects.REF, 2)
+    assert reached["strip_ws"].why(short=True) == "used by render, 2 calls down"
+    assert (reached["Inline.run"].how, reached["Inline.run"].distance) == (suspects.MEMBER, 3)
+    assert reached["Inline.run"].why(short=True) == "a method of Inline, 3 calls down"
+    ranked = suspects.rank(suspects.walk(g, g.find("test_render")), set(), set(), [], lambda _d: "")
+    by = {s.d.qual: s.features for s in ranked}
+    assert by["strip_ws"]["by_ref"] == 1.0 and by["strip_ws"]["by_name"] == 0.0
+    assert by["Inline.run"]["member"] == 1.0 and by["render"]["by_ref"] == by["render"]["member"] == 0.0

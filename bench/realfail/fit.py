@@ -83,14 +83,15 @@ def record(args) -> int:
 
 def _other_shown(rec: dict) -> bool:
     """Hippo showed the fix through a span that is not a suspect's (frames, definitions, changes): the
-    answer's results in order, each with its why; a suspect's why says "called by"."""
+    answer's results in order, each with its why; a suspect's why starts with one of WHY_PREFIXES."""
     import re
 
     from bench.realfail import scoring
+    from hippo.push.diagnosis.suspects import WHY_PREFIXES
 
     whys = re.findall(r'<result score="[^"]*"(?: why="([^"]*)")?>', rec["hippo"]["context"])
     spans = [scoring.Span(**d) for d in rec["hippo"]["spans"]]
-    other = [s for s, why in zip(spans, whys, strict=False) if not why.startswith("called by ")]
+    other = [s for s, why in zip(spans, whys, strict=False) if not why.startswith(WHY_PREFIXES)]
     return scoring.score(other, rec["gold"])["function"]
 
 

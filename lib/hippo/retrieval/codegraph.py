@@ -69,6 +69,7 @@ class _File:
     stars: list[str]
     by_qual: dict[str, Def] = field(default_factory=dict)
     assigns: dict[tuple[int, str], str] = field(default_factory=dict)  # (enclosing def idx, variable) -> callee
+    refs: list[Call] = field(default_factory=list)  # names used as values (`register(handler)`), not called
     raw: str = ""  # the JSON it was parsed from
 
 
@@ -224,6 +225,30 @@ class CodeGraph:
             return []
         return [(c, *self.resolve(c)) for c in f.calls
                 if c.within is not None and c.within.idx == d.idx and c.within == d]
+
+    def references(self, d: Def) -> list[Def]:
+        """What definition `d` uses as a value without calling it (a callback, a list of filters run in a
+        loop, a class handed to a registry), resolved exactly: a bare-name guess would follow every local
+        variable that happens to share a name."""
+        f = self.files.get(d.path)
+        if f is None:
+            return []
+        out: list[Def] = []
+        for r in f.refs:
+            if r.within == d:
+                found, how = self.resolve(r)
+                if how == EXACT:
+                    out.extend(x for x in found if x not in out and x != d)
+        return out
+
+    def methods(self, cls: Def) -> list[Def]:
+        """The methods a class defines itself (not its constructors: building it runs those already)."""
+        f = self.files.get(cls.path)
+        if f is None:
+            return []
+        prefix = cls.qual + "."
+        return [d for d in f.defs if d.qual.startswith(prefix) and "." not in d.qual[len(prefix):]
+                and d.kind in ("method", "function") and d.name not in _CTOR]
 
     def callers(self, targets: Iterable[Def], exact_only: bool = False) -> list[tuple[Call, str]]:
         """Call sites that resolve to any of `targets` (a class counts for its constructor too)."""
@@ -478,7 +503,8 @@ def _parse(path: str, data: dict, raw: str = "") -> _File:
     for d in defs:
         by_qual.setdefault(d.qual, d)
     assigns = {(int(w), str(var)): str(callee) for var, callee, w in data.get("a", [])}
-    return _File(path, defs, calls, imports, stars, by_qual, assigns, raw)
+    refs = [Call(path, int(line), str(name), defs[w]) for name, line, w in data.get("r", []) if 0 <= w < len(defs)]
+    return _File(path, defs, calls, imports, stars, by_qual, assigns, raw=raw, refs=refs)
 
 
 _CACHE_ATTR = "_code_graph"

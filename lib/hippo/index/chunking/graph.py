@@ -10,6 +10,10 @@ The result is a small JSON-ready dict, `FileGraph.to_json()`:
   i: [[bound name, module, imported attribute, line], ...]
   a: [[local variable, callee whose result it holds, index into d of the enclosing definition or -1], ...]
      (`svc = AuthService(...)`, `const c = new Command()`: what `svc.x` / `c.x` may be a method of)
+  r: [[name as written, line, index into d of the enclosing definition], ...]
+     names used as values inside a definition, not called: an argument, an element of a list, tuple or
+     dict, an assigned or returned value (`for f in [strip, group]: f(x)`, `register(handler)`). Only
+     names the file defines or imports: a local variable leads nowhere.
 Callee text is a dotted chain as written (`self.foo`, `mod.bar`, `baz`); a receiver that is not a plain
 chain (`f().x`) is written `.x`, and `super().x` as `super.x`. Import attributes: "" binds the module
 itself, "*" is a star import, "default" a JS default import.
@@ -37,6 +41,14 @@ _PY_QUERY = """
 (import_from_statement) @import
 (assignment left: (identifier) @assign.var right: (call function: [(identifier) (attribute)] @assign.call))
 (as_pattern (call function: [(identifier) (attribute)] @assign.call) alias: (as_pattern_target (identifier) @assign.var))
+(argument_list [(identifier) (attribute)] @ref)
+(keyword_argument value: [(identifier) (attribute)] @ref)
+(list [(identifier) (attribute)] @ref)
+(tuple [(identifier) (attribute)] @ref)
+(set [(identifier) (attribute)] @ref)
+(pair value: [(identifier) (attribute)] @ref)
+(assignment right: [(identifier) (attribute)] @ref)
+(return_statement [(identifier) (attribute)] @ref)
 """
 
 _JS_QUERY_COMMON = f"""
@@ -54,6 +66,13 @@ _JS_QUERY_COMMON = f"""
 (call_expression function: (identifier) @_t arguments: (arguments . [(string) (template_string)] @def.test . [(arrow_function) (function_expression)]) (#match? @_t "^(it|test|describe|suite|context|specify)$"))
 (variable_declarator name: (identifier) @assign.var value: (new_expression constructor: [(identifier) (member_expression)] @assign.call))
 (variable_declarator name: (identifier) @assign.var value: (call_expression function: [(identifier) (member_expression)] @assign.call))
+(arguments [(identifier) (member_expression)] @ref)
+(array [(identifier) (member_expression)] @ref)
+(pair value: [(identifier) (member_expression)] @ref)
+(shorthand_property_identifier) @ref
+(assignment_expression right: [(identifier) (member_expression)] @ref)
+(variable_declarator value: [(identifier) (member_expression)] @ref)
+(return_statement [(identifier) (member_expression)] @ref)
 """
 _JS_CLASS = {"javascript": "(class_declaration name: (identifier) @def.class) @def\n(class name: (identifier) @def.class) @def",
              "typescript": "(class_declaration name: (type_identifier) @def.class) @def\n"
@@ -71,9 +90,10 @@ class FileGraph:
     calls: list[list] = field(default_factory=list)
     imports: list[list] = field(default_factory=list)
     assigns: list[list] = field(default_factory=list)
+    refs: list[list] = field(default_factory=list)
 
     def to_json(self) -> dict:
-        return {"d": self.defs, "c": self.calls, "i": self.imports, "a": self.assigns}
+        return {"d": self.defs, "c": self.calls, "i": self.imports, "a": self.assigns, "r": self.refs}
 
 
 def _query(lang: str):
@@ -151,6 +171,9 @@ class _Builder:
         g.calls = self._calls(caps.get("call", []), spans)
         g.assigns = self._assigns(caps.get("assign.var", []), caps.get("assign.call", []), spans)
         g.imports = self._imports(caps.get("import", []), caps.get("require", []))
+        known = {q.split(".", 1)[0] for q, *_ in g.defs} | {q.rsplit(".", 1)[-1] for q, *_ in g.defs} | \
+            {b.split(".", 1)[0] for b, *_ in g.imports} | {"self", "this", "cls"}
+        g.refs = self._refs(caps.get("ref", []), spans, known)
         return g
 
     # --- definitions ----------------------------------------------------------------------------
@@ -261,6 +284,26 @@ class _Builder:
                 seen.add(tuple(row))
                 out.append(row)
         return out[:MAX_CALLS]
+
+    def _refs(self, nodes: list[Node], spans: list[tuple[int, int]], known: set[str]) -> list[list]:
+        """Names used as values inside a definition whose head the file defines or imports."""
+        starts = [s for s, _ in spans]
+        out: list[list] = []
+        seen: set[tuple[str, int]] = set()
+        for node in sorted(nodes, key=lambda n: n.start_byte)[:MAX_CALLS]:
+            parent = node.parent
+            if parent is not None and parent.type == "argument_list" and parent.parent is not None and \
+                    parent.parent.type == "class_definition":
+                continue  # `class A(Base)`: a base class, not a value
+            name = "".join(_text(self.src, node).split())
+            if not _CHAIN.fullmatch(name) or len(name) > 200 or name.split(".", 1)[0] not in known:
+                continue
+            within = _within(starts, spans, node.start_byte)
+            if within < 0 or (name, within) in seen:
+                continue  # module level: nothing walks from there
+            seen.add((name, within))
+            out.append([name, node.start_point[0] + 1, within])
+        return out
 
     # --- imports ------------------------------------------------------------------------------------
     def _imports(self, nodes: list[Node], requires: list[Node]) -> list[list]:

@@ -38,10 +38,12 @@ SUSPECT_WEIGHTS: dict[str, float] = {
     "base": 50.0,
     "distance": -8.0,  # per call beyond the first
     "by_name": -7.0,  # reached through a call resolved by bare name only
+    "by_ref": 0.0,  # reached because the definition before it uses it as a value (callback, registry entry)
+    "member": -7.0,  # reached as a method of a class the definition before it builds or hands on
     "name_clue": 6.0,  # per word of its name in the failure (assertion, expected/actual values, message)
     "name_test": 4.0,  # per word of its name in the failing test's name
     "body_clue": 3.5,  # per failure word its body holds (up to 4)
-    "frame": -12.0,  # the traceback already runs through it (the frame evidence shows it)
+    "frame": -4.0,  # the traceback already runs through it (the frame evidence shows it)
     "size": 6.0,  # its length, up to 80 lines: a long definition has more room for the bug
     "private": 2.0,  # a `_helper`: where the work is done, rarely what a test calls itself
     "constructor": -6.0,  # `__init__` / `constructor`: mostly stores its arguments

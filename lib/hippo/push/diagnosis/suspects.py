@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from hippo.core.pathkind import is_test
 from hippo.push.diagnosis import policy, runners
-from hippo.retrieval.codegraph import EXACT, CodeGraph, Def
+from hippo.retrieval.codegraph import EXACT, NAME, CodeGraph, Def
 
 MAX_DEPTH = 3
 MAX_REACHED = 400  # definitions visited per failure: the walk stays a few milliseconds
@@ -24,6 +24,10 @@ _STOP = frozenset("self this cls assert assertion expect true false none null un
                   "equal equals error value result def function const let var new await async where object "
                   "bound method".split())
 _CONSTRUCTORS = ("__init__", "constructor", "__post_init__", "__new__")
+REF = "ref"  # how: used as a value by the definition before it (a callback, a registry entry), not called
+MEMBER = "member"  # how: a method of a class the definition before it builds or hands on
+_EDGE_ORDER = {REF: 1, MEMBER: 2}  # calls (EXACT, NAME) first
+WHY_PREFIXES = ("called by ", "used by ", "a method of ")  # how a suspect's why starts (bench/realfail/fit.py)
 MAX_WHY_NAME = 48  # a jest/mocha test title is a sentence: the why quotes its start
 
 
@@ -34,7 +38,7 @@ class Suspect:
     via: str  # the definition that calls it (the test for distance 1)
     test: str  # the failing test it was reached from
     test_path: str
-    how: str  # EXACT or NAME for the call that reached it
+    how: str  # EXACT or NAME for the call that reached it, REF or MEMBER for the other edges
     score: float = 0.0
     features: dict[str, float] = field(default_factory=dict)
 
@@ -42,9 +46,10 @@ class Suspect:
         """How the test reaches it; `short` (a pointer's line) leaves out which test."""
         steps = "1 call down" if self.distance == 1 else f"{self.distance} calls down"
         test = self.test if len(self.test) <= MAX_WHY_NAME else self.test[:MAX_WHY_NAME - 3].rstrip() + "..."
+        verb = {REF: "used by ", MEMBER: "a method of "}.get(self.how, "called by ")
         if self.distance == 1:
-            return f"called by {test}, {steps}"
-        return f"called by {self.via}, {steps}" + ("" if short else f" from {test}")
+            return f"{verb}{test}, {steps}"
+        return f"{verb}{self.via}, {steps}" + ("" if short else f" from {test}")
 
 
 def words(text: str) -> set[str]:
@@ -82,29 +87,44 @@ def test_defs(graph: CodeGraph, tests: list[runners.FailingTest], frames: list[t
     return out[:4]
 
 
+def edges(graph: CodeGraph, src: Def) -> list[tuple[Def, str]]:
+    """Where one step from `src` leads, and how: its resolved calls (building an object runs its
+    constructor), the definitions it uses as values, and, for a class, its methods (whoever builds the
+    object, or a registry it was handed to, calls them: `obj = Cls(); obj.run()`)."""
+    out: list[tuple[Def, str]] = []
+    for _call, found, how in graph.callees(src):
+        if how != EXACT and len(found) > MAX_FANOUT_BY_NAME:
+            continue
+        for d in found:
+            out.append((d, how))
+            if d.kind == "class":
+                out.extend((c, how) for c in graph.constructors(d))
+    for d in graph.references(src):
+        out.append((d, REF))
+        if d.kind == "class":
+            out.extend((c, REF) for c in graph.constructors(d))
+    if src.kind == "class":
+        out.extend((d, MEMBER) for d in graph.methods(src))
+    return out
+
+
 def walk(graph: CodeGraph, starts: list[Def]) -> dict[Def, Suspect]:
-    """Breadth-first over resolved calls from each test, up to MAX_DEPTH; the nearest path wins."""
+    """Breadth-first over edges() from each test, up to MAX_DEPTH; the nearest path wins, and at the same
+    distance a call beats a use as a value, which beats being a method of a built class."""
     reached: dict[Def, Suspect] = {}
     frontier: list[tuple[Def, Def, int]] = [(d, d, 0) for d in starts]
     seen = set(starts)
     while frontier and len(reached) < MAX_REACHED:
         nxt: list[tuple[Def, Def, int]] = []
-        for src, test, depth in frontier:
-            if depth >= MAX_DEPTH:
+        steps = [(d, how, src, test, depth) for src, test, depth in frontier if depth < MAX_DEPTH
+                 for d, how in edges(graph, src)]
+        steps.sort(key=lambda t: _EDGE_ORDER.get(t[1], 0))  # stable: the walk's order within a kind
+        for d, how, src, test, depth in steps:
+            if d in seen:
                 continue
-            for _call, found, how in graph.callees(src):
-                if how != EXACT and len(found) > MAX_FANOUT_BY_NAME:
-                    continue
-                targets = list(found)
-                for d in found:
-                    if d.kind == "class":  # building an object runs its constructor
-                        targets.extend(graph.constructors(d))
-                for d in targets:
-                    if d in seen:
-                        continue
-                    seen.add(d)
-                    reached[d] = Suspect(d, depth + 1, src.qual if depth else test.qual, test.qual, test.path, how)
-                    nxt.append((d, test, depth + 1))
+            seen.add(d)
+            reached[d] = Suspect(d, depth + 1, src.qual if depth else test.qual, test.qual, test.path, how)
+            nxt.append((d, test, depth + 1))
         frontier = nxt
     return reached
 
@@ -142,7 +162,9 @@ def features(s: Suspect, clues: set[str], test_words: set[str], frames: list[tup
     body_words = words(body) if body else set()
     return {
         "distance": float(s.distance - 1),
-        "by_name": float(s.how != EXACT),
+        "by_name": float(s.how == NAME),
+        "by_ref": float(s.how == REF),
+        "member": float(s.how == MEMBER),
         "name_clue": float(min(2, len(name_words & clues))),
         "name_test": float(min(2, len(name_words & test_words))),
         "body_clue": float(min(4, len(body_words & clues))),
