@@ -33,19 +33,26 @@ def raw_state(root: Path) -> dict:
         return {}
 
 
+def kill(proc: subprocess.Popen) -> None:
+    """SIGKILL and reap `proc`, closing its stderr pipe (nothing reads it after a kill)."""
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    if proc.stderr is not None:
+        proc.stderr.close()
+
+
 def kill_when(proc: subprocess.Popen, ready, timeout: float = 60.0) -> bool:
     """SIGKILL `proc` as soon as `ready()` holds; False if it finished first."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
+            kill(proc)  # already gone: reaps it and closes its pipe
             return False
         if ready():
-            proc.send_signal(signal.SIGKILL)
-            proc.wait()
+            kill(proc)
             return True
         time.sleep(0.01)
-    proc.kill()
-    proc.wait()
+    kill(proc)
     raise AssertionError("index run neither reached the kill point nor finished")
 
 
@@ -66,8 +73,7 @@ def test_sigkill_at_random_moments_then_rerun_equals_fresh(tmp_path):
         write_module(root, i, 0)
     proc = start_index(root)
     time.sleep(rng.uniform(0.5, 4.0))
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
+    kill(proc)
     kills += 1
     # 3) during the vector phase: keyword phase done, vectors still being filled in
     proc = start_index(root)
@@ -80,8 +86,7 @@ def test_sigkill_at_random_moments_then_rerun_equals_fresh(tmp_path):
                 write_module(root, i, 2 + round_)
         proc = start_index(root)
         time.sleep(rng.uniform(0.2, 3.0))
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
+        kill(proc)
         kills += 1
     assert kills >= 5
     done = start_index(root)
@@ -101,8 +106,7 @@ def test_sigkill_then_rerun_again_is_a_noop(tmp_path, seed):
     make_big_repo(root, 300)
     proc = start_index(root)
     time.sleep(random.Random(seed).uniform(0.8, 2.5))
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
+    kill(proc)
     for _ in range(2):
         p = start_index(root)
         _, err = p.communicate(timeout=300)
