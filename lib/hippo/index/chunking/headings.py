@@ -11,6 +11,18 @@ import re
 import string
 
 FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")  # opens or closes a Markdown code block
+
+
+def fence_step(line: str, fence: str) -> tuple[str, bool]:
+    """The code fence open after `line` ('' for none) and whether `line` opens, closes or sits inside one:
+    a closing fence has the opening one's character and at least its length."""
+    m = FENCE.match(line)
+    if fence:
+        closes = m is not None and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence)
+        return ("" if closes else fence), True
+    return (m.group(1), True) if m else ("", False)
+
+
 _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
 _LIST_ITEM = re.compile(r"^ {0,3}([-*+]|\d+[.)])\s")
 _PUNCTUATION = frozenset(string.punctuation)  # what may adorn an RST title
@@ -53,13 +65,8 @@ def markdown_headings(lines: list[str]) -> list[tuple[int, int, str]]:
                 break
     for i in range(start, len(lines)):
         line = lines[i]
-        m = FENCE.match(line)
-        if fence:
-            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence):
-                fence = ""
-            continue
-        if m:
-            fence = m.group(1)
+        fence, fenced = fence_step(line, fence)
+        if fenced:
             continue
         head = atx(line)
         if head is not None:

@@ -7,7 +7,7 @@ neighbour. A merged chunk keeps the breadcrumb of its largest part. Stdlib only.
 from __future__ import annotations
 
 from hippo.index.chunk import Chunk
-from hippo.index.chunking.headings import FENCE, headings
+from hippo.index.chunking.headings import fence_step, headings
 from hippo.index.chunking.lines import Lines
 
 
@@ -16,14 +16,8 @@ def _paragraphs(doc: Lines, lo: int, hi: int) -> list[tuple[int, int]]:
     out: list[tuple[int, int]] = []
     start, fence = lo, ""
     for i in range(lo, hi + 1):
-        m = FENCE.match(doc.lines[i])
-        if fence:
-            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence):
-                fence = ""
-            continue
-        if m:
-            fence = m.group(1)
-        elif doc.blank[i] and i < hi and not doc.blank[i + 1]:
+        fence, fenced = fence_step(doc.lines[i], fence)
+        if not fenced and doc.blank[i] and i < hi and not doc.blank[i + 1]:
             out.append((start, i))
             start = i + 1
     out.append((start, hi))
