@@ -140,8 +140,16 @@ def machine_neutral(text: str) -> str:
 
 def restore(text: str, root: Path, env_home: Path | None = None) -> str:
     text = text.replace(ROOT_TOKEN, str(root)).replace(PYTHON_TOKEN, sys.base_prefix)
-    text = text.replace(PYTEST_TMP_TOKEN, "/tmp/pytest-of-user/pytest-0")
+    text = text.replace(PYTEST_TMP_TOKEN, pytest_tmp())
     return text.replace(ENV_TOKEN, str(env_home or cache_dir() / "envs"))
+
+
+def pytest_tmp() -> str:
+    """Where pytest would put its temp dirs for this user on this machine (what PYTEST_TMP_TOKEN stands for)."""
+    import getpass
+    import tempfile
+
+    return os.path.join(tempfile.gettempdir(), f"pytest-of-{getpass.getuser()}", "pytest-0")
 
 
 def rmtree(path: Path) -> None:
