@@ -488,8 +488,8 @@ def from_pyproject(repo: Repo, tox_envs: bool = True) -> list[Command]:
 
 def test_dir(repo: Repo) -> str:
     """The top-level test folder the repo has (`test/` in some, `tests/` in most), for a one-test template."""
-    tops = {f.split("/", 1)[0] for f in repo.tracked() if "/" in f}
-    return next((d for d in ("tests", "test", "testing") if d in tops), "tests")
+    return next((repo.top()[d] for d in ("tests", "test", "testing")
+                 if d in repo.top() and (repo.root / repo.top()[d]).is_dir()), "tests")
 
 
 def package_dir(repo: Repo, project: dict) -> str:
