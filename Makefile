@@ -14,11 +14,11 @@ typecheck:
 	$(PY) -m mypy
 
 test:
-	PATH="$(CURDIR)/.venv/bin:$$PATH" $(PY) -m pytest -q $(PYTEST_ARGS)
+	PATH="$(CURDIR)/.venv/bin:$$PATH" PY=$(PY) bash scripts/test.sh -q $(PYTEST_ARGS)
 
 # The default loop: everything but the real-process races, the real model and the real claude CLI.
 test-fast:
-	PATH="$(CURDIR)/.venv/bin:$$PATH" $(PY) -m pytest -q -m "not slow and not e2e" $(PYTEST_ARGS)
+	PATH="$(CURDIR)/.venv/bin:$$PATH" PY=$(PY) bash scripts/test.sh -q -m "not slow and not e2e" $(PYTEST_ARGS)
 
 e2e:
 	bash .ci/install-claude.sh >/dev/null

@@ -6,6 +6,7 @@ slow tests that load it do not rebuild it.
 """
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import fields
 from pathlib import Path
@@ -99,8 +100,15 @@ def _cpu_now() -> float:
     return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
+# --- HIPPO_TEST_TRACE=FILE: the test running now is written there, so a run that a native crash kills
+# (no report, only the faulthandler dump) still says which test it was (scripts/test.sh prints it) ---
+_TRACE = os.environ.get("HIPPO_TEST_TRACE")
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
+    if _TRACE:
+        Path(_TRACE).write_text(item.nodeid + "\n", encoding="utf-8")
     start = _cpu_now()
     yield
     _CPU[item.nodeid] = _cpu_now() - start
