@@ -473,3 +473,60 @@ def test_mocha_failure_blocks_give_the_error_and_the_nested_title():
     assert [(e.etype, e.message) for e in sig.errors] == [
         ("AssertionError", "The expression evaluated to a falsy value:")]
     assert sig.failed_tests == ["should support stars in negation extglobs"]
+
+
+def _long_function(name: str, body_lines: int, bug: str) -> str:
+    """`def name(value):` with a doc comment above, `body_lines` filler lines, then the line `bug`."""
+    filler = "".join(f"    step_{i} = value + {i}\n" for i in range(body_lines))
+    return f"# {name}: one of the long ones\n# (a comment above the header)\ndef {name}(value):\n{filler}    {bug}\n    return value\n"
+
+
+def test_a_long_called_definition_is_shown_around_the_line_most_like_the_failure(tmp_path):
+    """A definition the failing line calls used to be shown as its first 12 lines; when it runs on and its line
+    most like the failure lies further down (a bug deep in a long function, or in a function nested in it),
+    the lines around that line are shown instead."""
+    root, embedder = _indexed_repo(tmp_path / "repo", {
+        "pkg/__init__.py": "",
+        "pkg/convert.py": _long_function("to_celsius", 30, "offset = fahrenheit_offset(value) * 32"),
+        "tests/test_convert.py": "from pkg.convert import to_celsius\n\n\n"
+                                 "def test_to_celsius():\n    assert to_celsius(212) == 100\n",
+    })
+    error = ("Exit code 1\n    def test_to_celsius():\n>       assert to_celsius(212) == 100\n"
+             "E       AssertionError: fahrenheit offset applied twice\n\n"
+             "tests/test_convert.py:5: AssertionError\nFAILED tests/test_convert.py::test_to_celsius\n")
+    resp = _diagnose(root, embedder, error)
+    hit = next(h for h in resp["hits"] if h["why"] == "definition of to_celsius, called by the failing line")
+    assert "fahrenheit_offset(value)" in hit["snippet"]
+    assert hit["start_line"] > 3  # not from the header: the bug is 30 lines below it
+
+
+def test_a_short_called_definition_starts_at_its_header_not_the_comments_above_it(tmp_path):
+    root, embedder = _indexed_repo(tmp_path / "repo", {
+        "pkg/__init__.py": "",
+        "pkg/convert.py": _long_function("to_celsius", 3, "offset = 32"),
+        "tests/test_convert.py": "from pkg.convert import to_celsius\n\n\n"
+                                 "def test_to_celsius():\n    assert to_celsius(212) == 100\n",
+    })
+    error = ("Exit code 1\n    def test_to_celsius():\n>       assert to_celsius(212) == 100\n"
+             "E       assert 212 == 100\n\ntests/test_convert.py:5: AssertionError\n")
+    resp = _diagnose(root, embedder, error)
+    hit = next(h for h in resp["hits"] if h["why"] == "definition of to_celsius, called by the failing line")
+    assert hit["start_line"] == 3 and hit["snippet"].startswith("def to_celsius(value):")
+
+
+def test_a_type_stub_is_never_shown_before_the_implementation(tmp_path):
+    """more-itertools ships more.pyi beside more.py: a failing `exactly_n` call showed two stubs' signatures."""
+    root, embedder = _indexed_repo(tmp_path / "repo", {
+        "pkg/__init__.py": "",
+        "pkg/more.py": "def exactly_n(iterable, n):\n    return len(list(iterable)) == n + 1\n",
+        "pkg/more.pyi": "from typing import Iterable\n\ndef exactly_n(iterable: Iterable[object], n: int) -> bool: ...\n",
+        "tests/test_more.py": "from pkg.more import exactly_n\n\n\n"
+                              "def test_exactly_n():\n    assert exactly_n([1, 2], 2)\n",
+    })
+    error = ("Exit code 1\nTraceback (most recent call last):\n"
+             '  File "tests/test_more.py", line 5, in test_exactly_n\n    assert exactly_n([1, 2], 2)\n'
+             '  File "pkg/more.py", line 2, in exactly_n\n    return len(list(iterable)) == n + 1\n'
+             "AssertionError\n")
+    hits = _diagnose(root, embedder, error)["hits"]
+    assert hits and hits[0]["path"] == "pkg/more.py"
+    assert all(h["path"] != "pkg/more.pyi" for h in hits), [(h["path"], h["why"]) for h in hits]

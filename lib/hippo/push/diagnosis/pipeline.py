@@ -21,6 +21,7 @@ import time
 from collections.abc import Mapping
 from datetime import date
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from hippo.core import pathkind
 from hippo.core.errors import BadQueryError
@@ -30,6 +31,9 @@ from hippo.push.diagnosis.evidence import Evidence, LiveFiles, body_of, definiti
 from hippo.push.diagnosis.gate import hit_reason
 from hippo.push.diagnosis.index_api import LOOKUP_ERRORS, DiagnosisIndex
 from hippo.push.diagnosis.signals import Signals, extract, shared_run, template_fragments
+
+if TYPE_CHECKING:
+    from hippo.retrieval.codegraph import CodeGraph
 
 MIN_RUN_CHARS = 10  # a shared run shorter than this ("is not") is no evidence
 MAX_FRAMES = 6
@@ -110,10 +114,11 @@ class Collector:
         self.items: list[Evidence] = []
         self.pointers: list[dict] = []  # ranked suspects beyond those offered as code
         self.on_path: set[str] = set()  # files the failure runs through (frames, tests, definitions)
+        self.frames: list[tuple[str, int, str]] = []
 
     def collect(self) -> list[Evidence]:
         self.diffs = changes.Pending(Path(self.searcher.root))  # git stats the whole tree: let it run meanwhile
-        frames = self._frames()
+        frames = self.frames = self._frames()
         tests = self._failing_tests()
         literals = self._message_lookup()
         changed = self._changes()
@@ -269,11 +274,9 @@ class Collector:
         """Definitions the failing tests reach through the code graph (diagnosis/suspects.py): the best
         become evidence with code, the next ones pointers."""
         from hippo.push.diagnosis import suspects
-        from hippo.retrieval.codegraph import graph_for
 
-        try:
-            graph = graph_for(self.searcher.store)
-        except LOOKUP_ERRORS:  # a graph the index cannot read: the other evidence stands
+        graph = self._graph()
+        if graph is None:
             return
         starts = suspects.test_defs(graph, tests, frames, self._resolve)
         if not starts:
@@ -281,11 +284,8 @@ class Collector:
         reached = suspects.walk(graph, starts)
         if not reached:
             return
-        clue_text = [f"{e.etype} {e.message}" for e in self.sig.errors[:3]]
-        clue_text += self.quoted
-        clue_text += [self._line(p, n) for p, n, _ in frames if pathkind.is_test(p)]
         test_names = " ".join(d.qual for d in starts)
-        clues = suspects.words("\n".join(clue_text)) - suspects.words(test_names)
+        clues = self._clues() - suspects.words(test_names)
         ranked = suspects.rank(reached, clues, suspects.words(test_names), frames, self._body, self._history())
         shown = 0
         for s in ranked[:policy.SUSPECT_SHOWN + policy.SUSPECT_POINTERS]:
@@ -301,6 +301,28 @@ class Collector:
                 self.on_path.add(d.path)
             self.pointers.append({"path": d.path, "start_line": d.start, "end_line": d.end, "symbol": d.qual,
                                   "score": round(min(1.0, max(0.0, s.score) / 100), 2), "why": s.why(short=True)})
+
+    def _graph(self) -> CodeGraph | None:
+        """The index's code graph, or None when the index cannot give one (the other evidence stands)."""
+        if not hasattr(self, "_code_graph"):
+            from hippo.retrieval.codegraph import graph_for
+
+            self._code_graph: CodeGraph | None
+            try:
+                self._code_graph = graph_for(self.searcher.store)
+            except LOOKUP_ERRORS:
+                self._code_graph = None
+        return self._code_graph
+
+    def _clues(self) -> set[str]:
+        """Words of the failure: the error messages, the source lines the runner quotes, the failing lines."""
+        if not hasattr(self, "_clue_words"):
+            from hippo.push.diagnosis.suspects import words
+
+            text = [f"{e.etype} {e.message}" for e in self.sig.errors[:3]] + self.quoted
+            text += [self._line(p, n) for p, n, _ in self.frames if pathkind.is_test(p)]
+            self._clue_words = words("\n".join(text))
+        return self._clue_words
 
     def _covered(self, d, weight: float) -> bool:
         """Whether evidence about a line of definition `d` is already collected (what the failing line
@@ -373,9 +395,9 @@ class Collector:
                 if (tests_too or not pathkind.is_test(r["path"])) and (
                         r["path"] not in head or r["start_line"] < head[r["path"]]["start_line"]):
                     head[r["path"]] = r
-            # the implementation before its stub or declaration file (`.pyi`, `.d.ts`)
-            out[name] = sorted(head.values(), key=lambda r: (pathkind.reads_as_doc(r["path"]), pathkind.is_test(r["path"]),
-                                                            r["path"].endswith((".pyi", ".d.ts"))))
+            # the implementation instead of its stub or declaration file (`.pyi`, `.d.ts`): a stub holds no behaviour
+            kept = [r for r in head.values() if not pathkind.is_type_declaration(r["path"])] or list(head.values())
+            out[name] = sorted(kept, key=lambda r: (pathkind.reads_as_doc(r["path"]), pathkind.is_test(r["path"])))
         return out
 
     def _nearest(self, name: str) -> str | None:
@@ -401,9 +423,34 @@ class Collector:
             self.items.append(Evidence(path, line, line + n, line, why, weight, language=row.get("language") or "",
                                        max_lines=max_lines))
             return
-        self.items.append(Evidence(path, row["start_line"], row["end_line"], focus, why, weight, anchor=anchor,
+        start, end = row["start_line"], row["end_line"]
+        if anchor_name and focus == start:
+            at = definition_line(text, anchor_name)
+            if at is not None:  # from its header line: the comments and decorators above it say little
+                start = focus = row["start_line"] + at - 1
+            start, end, focus = self._definition_focus(path, anchor_name, (row["start_line"], row["end_line"]),
+                                                       start, end, max_lines)
+            anchor = text[focus - row["start_line"]].strip()[:120] if focus <= row["end_line"] else ""
+        self.items.append(Evidence(path, start, end, focus, why, weight, anchor=anchor,
                                    from_index=True, language=row.get("language") or "", max_lines=max_lines))
         self.on_path.add(path)
+
+    def _definition_focus(self, path: str, name: str, chunk: tuple[int, int], start: int, end: int,
+                          max_lines: int) -> tuple[int, int, int]:
+        """(start, end, focus) for a definition found at `start`: its header, unless the definition (its whole
+        extent, from the code graph) runs past the lines shown and its line most like the failure lies below
+        them; then the lines around that one (a bug inside a long function, or in a function nested in it,
+        is seldom in its first lines)."""
+        graph = self._graph()
+        f = graph.files.get(path) if graph is not None else None
+        d = next((d for d in (f.defs if f else ()) if d.name == name and chunk[0] <= d.start <= chunk[1]), None)
+        lines = self.live.lines(path) or []
+        if d is None or d.end - d.start + 1 <= max_lines or d.end > len(lines):
+            return start, end, start
+        best = _best_line(lines, start, d.end, self._clues())
+        if best - start < max_lines * 2 // 3:
+            return start, end, start
+        return start, d.end, best
 
     # --- raise sites of the message -------------------------------------------------------------------
     def _message_terms(self) -> tuple[list, list[str], list[str]]:

@@ -11,11 +11,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from hippo.core.pathkind import is_test
+from hippo.core.pathkind import is_test, is_type_declaration
 from hippo.push.diagnosis import policy, runners
 from hippo.retrieval.codegraph import EXACT, NAME, CodeGraph, Def
 
-MAX_DEPTH = 3
+MAX_DEPTH = 4
 MAX_REACHED = 400  # definitions visited per failure: the walk stays a few milliseconds
 MAX_FANOUT_BY_NAME = 3  # a call resolved by bare name to more definitions than this is not followed
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
@@ -95,7 +95,7 @@ def edges(graph: CodeGraph, src: Def) -> list[tuple[Def, str]]:
     for _call, found, how in graph.callees(src):
         if how != EXACT and len(found) > MAX_FANOUT_BY_NAME:
             continue
-        for d in found:
+        for d in implementations(found):
             out.append((d, how))
             if d.kind == "class":
                 out.extend((c, how) for c in graph.constructors(d))
@@ -106,6 +106,13 @@ def edges(graph: CodeGraph, src: Def) -> list[tuple[Def, str]]:
     if src.kind == "class":
         out.extend((d, MEMBER) for d in graph.methods(src))
     return out
+
+
+def implementations(defs: list[Def]) -> list[Def]:
+    """`defs` without those in type stubs (`.pyi`, `.d.ts`) when any other is left: the runtime calls the
+    implementation, and a stub holds no behaviour to be wrong."""
+    real = [d for d in defs if not is_type_declaration(d.path)]
+    return real or defs
 
 
 def walk(graph: CodeGraph, starts: list[Def]) -> dict[Def, Suspect]:
