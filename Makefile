@@ -18,7 +18,7 @@ test:
 
 # The default loop: everything but the real-process races, the real model and the real claude CLI.
 test-fast:
-	PATH="$(CURDIR)/.venv/bin:$$PATH" PY=$(PY) bash scripts/test.sh -q -m "not slow and not e2e" $(PYTEST_ARGS)
+	PATH="$(CURDIR)/.venv/bin:$$PATH" PY=$(PY) bash scripts/test.sh -q -m "not slow and not e2e and not s3" $(PYTEST_ARGS)
 
 e2e:
 	bash .ci/install-claude.sh >/dev/null

@@ -5,6 +5,9 @@
 # comes back fails the run; one that does not is still printed, to be chased from the name.
 set -uo pipefail
 PY=${PY:-.venv/bin/python}
+# Bytecode caches on: a machine that turns them off has every test's `python -m hippo` child recompile hippo and
+# pytest rewrite every test module's asserts again (7 of the 63 CPU-s of `make test-fast`).
+unset PYTHONDONTWRITEBYTECODE
 trace=$(mktemp)
 trap 'rm -f "$trace"' EXIT
 

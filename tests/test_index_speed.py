@@ -234,6 +234,7 @@ def test_clean_files_vouched_by_git_still_meet_the_path_and_size_rules(repo, mon
     assert "README.md" in state.files
 
 
+@pytest.mark.slow  # a 200-batch first index: 4 CPU-s; `make check` runs it, `make test-fast` skips it
 def test_state_json_is_not_rewritten_after_every_batch_of_a_big_first_index(git_repo, monkeypatch):
     """state.json holds a record per file; rewritten after every 200-file batch, a 100k-file first index wrote
     a file growing to ~50 MB some 400 times (quadratic). The records written in all stay linear in the files."""
