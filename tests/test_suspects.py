@@ -83,7 +83,7 @@ def test_the_bug_three_calls_below_the_test_is_named_and_its_caller_shown(shop):
     resp = diagnose(Searcher(root, embedder=embedder), {"error": output, "cwd": str(root)}, mode="keyword")
     start, end = _vat_rate_lines(root)
     tax = [h for h in resp["hits"] if h["path"] == "shop/cart.py" and "def _tax" in h["snippet"]]
-    assert tax and tax[0]["why"] == "called by Cart.total, 2 calls down from test_german_vat"
+    assert tax and tax[0]["why"] == "called by Cart.total, 2 calls down from test_german_vat", [(h["why"], h["start_line"], h["end_line"]) for h in resp["hits"]]
     assert "rates.vat_rate(self.country)" in tax[0]["snippet"]  # the whole (short) function
     named = [c for c in resp["candidates"] if c["path"] == "shop/rates.py"]
     assert named and (named[0]["start_line"], named[0]["end_line"]) == (start, end), resp["candidates"]

@@ -43,7 +43,7 @@ DEF_LIMIT = 3  # definitions kept per name
 MESSAGE_ROWS = 6  # chunks kept per message fragment
 TITLE_ROWS = 2  # chunks kept per quoted test title
 FOLLOW_PER_DEF = 3  # callees followed per definition of what the failing line or test calls
-DEF_LINES = 12  # a definition is shown from its header: the signature says most
+DEF_LINES = 8  # a definition is shown from its header: the signature says most
 FRAME_LINES = 16
 OUTER_FRAME_LINES = 9
 _RAISE_WORDS = re.compile(r"\b(?:raise|throw|fail|panic|reject|abort|bail|Err|errorf|Errorf|error)\b|Error\(|Exception\(")
@@ -259,15 +259,15 @@ class Collector:
             return
         defs = self._lookup(list(wanted)[:MAX_NAMES * 2])
         for name, (weight, why) in wanted.items():
-            rows = defs.get(name) or []
+            rows, defined = defs.get(name) or [], name
             if not rows and weight >= policy.W_NAMED:
                 near = self._nearest(name)
                 if near:
-                    rows = self._lookup([near]).get(near) or []
+                    rows, defined = self._lookup([near]).get(near) or [], near
                     why = f"{near}: the nearest existing name to {name}"
             for k, row in enumerate(rows[:DEF_LIMIT]):
                 w = policy.called_weight(name, weight, row, frames) - 3 * k
-                self._add_row(row, row["start_line"], why, w, anchor_name=name, max_lines=DEF_LINES)
+                self._add_row(row, row["start_line"], why, w, anchor_name=defined, max_lines=DEF_LINES)
         self._follow_calls(wanted, defs, frames)
 
     def _suspects(self, frames, tests: list[runners.FailingTest]) -> None:
@@ -440,13 +440,15 @@ class Collector:
         """(start, end, focus) for a definition found at `start`: its header, unless the definition (its whole
         extent, from the code graph) runs past the lines shown and its line most like the failure lies below
         them; then the lines around that one (a bug inside a long function, or in a function nested in it,
-        is seldom in its first lines)."""
+        is seldom in its first lines). A short definition ends where it ends, not where its chunk does."""
         graph = self._graph()
         f = graph.files.get(path) if graph is not None else None
         d = next((d for d in (f.defs if f else ()) if d.name == name and chunk[0] <= d.start <= chunk[1]), None)
         lines = self.live.lines(path) or []
-        if d is None or d.end - d.start + 1 <= max_lines or d.end > len(lines):
-            return start, end, start
+        if d is None or d.kind not in ("function", "method") or d.end > len(lines) or d.end < start:
+            return start, end, start  # a class shows its header: its methods are suspects of their own
+        if d.end - start + 1 <= max_lines:
+            return start, d.end, start  # the whole definition and not the next one's head
         best = _best_line(lines, start, d.end, self._clues())
         if best - start < max_lines * 2 // 3:
             return start, end, start
