@@ -187,3 +187,20 @@ def test_concurrent_first_launches_start_one_build(tmp_path):
         assert _wait(lambda data=data: (data / f"venv-{VERSION}" / ".hippo-ready").exists())
         log = (data / "bootstrap.log").read_text()
         assert log.count("fake-pip -m pip install") == 1, log
+
+
+def test_a_hook_whose_python_crashes_still_exits_0_and_the_crash_is_logged(data, tmp_path):
+    """hippo's hooks exit 0 from Python, but a native crash (a damaged index file read by LanceDB, a grammar)
+    kills the process by a signal; with `exec` that status reached Claude Code as a failed hook. The payload
+    still arrives on the child's stdin, and the reply it wrote before dying is passed on."""
+    fake = _wrapper(tmp_path / "bin" / "python", 'payload="$(cat)"\nprintf \'{"got": %s}\\n\' "$payload"\nkill -ABRT $$\n')
+    proc = _run(["hook", "tool-failure"], data, stdin=b'"the payload"', extra={"HIPPO_PYTHON_BIN": str(fake)})
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout) == {"got": "the payload"}
+    log = (data / "hook-crashes.log").read_text()
+    assert "hook tool-failure" in log and "signal 6" in log
+
+
+def test_a_command_that_is_not_a_hook_keeps_its_exit_status(data, tmp_path):
+    fake = _wrapper(tmp_path / "bin" / "python", "exit 3\n")
+    assert _run(["search", "x"], data, extra={"HIPPO_PYTHON_BIN": str(fake)}).returncode == 3
