@@ -475,42 +475,35 @@ def test_mocha_failure_blocks_give_the_error_and_the_nested_title():
     assert sig.failed_tests == ["should support stars in negation extglobs"]
 
 
-def _long_function(name: str, body_lines: int, bug: str) -> str:
-    """`def name(value):` with a doc comment above, `body_lines` filler lines, then the line `bug`."""
+def _to_celsius_hit(tmp_path: Path, body_lines: int, bug: str, message: str) -> dict:
+    """The hit for `to_celsius` (a doc comment above its header, `body_lines` filler lines, then `bug`) when its
+    test fails with `message`."""
     filler = "".join(f"    step_{i} = value + {i}\n" for i in range(body_lines))
-    return f"# {name}: one of the long ones\n# (a comment above the header)\ndef {name}(value):\n{filler}    {bug}\n    return value\n"
+    root, embedder = _indexed_repo(tmp_path / "repo", {
+        "pkg/__init__.py": "",
+        "pkg/convert.py": "# to_celsius: one of the long ones\n# (a comment above the header)\n"
+                          f"def to_celsius(value):\n{filler}    {bug}\n    return value\n",
+        "tests/test_convert.py": "from pkg.convert import to_celsius\n\n\n"
+                                 "def test_to_celsius():\n    assert to_celsius(212) == 100\n",
+    })
+    error = ("Exit code 1\n    def test_to_celsius():\n>       assert to_celsius(212) == 100\n"
+             f"E       {message}\n\ntests/test_convert.py:5: AssertionError\n")
+    resp = _diagnose(root, embedder, error)
+    return next(h for h in resp["hits"] if h["why"] == "definition of to_celsius, called by the failing line")
 
 
 def test_a_long_called_definition_is_shown_around_the_line_most_like_the_failure(tmp_path):
     """A definition the failing line calls used to be shown as its first 12 lines; when it runs on and its line
     most like the failure lies further down (a bug deep in a long function, or in a function nested in it),
     the lines around that line are shown instead."""
-    root, embedder = _indexed_repo(tmp_path / "repo", {
-        "pkg/__init__.py": "",
-        "pkg/convert.py": _long_function("to_celsius", 30, "offset = fahrenheit_offset(value) * 32"),
-        "tests/test_convert.py": "from pkg.convert import to_celsius\n\n\n"
-                                 "def test_to_celsius():\n    assert to_celsius(212) == 100\n",
-    })
-    error = ("Exit code 1\n    def test_to_celsius():\n>       assert to_celsius(212) == 100\n"
-             "E       AssertionError: fahrenheit offset applied twice\n\n"
-             "tests/test_convert.py:5: AssertionError\nFAILED tests/test_convert.py::test_to_celsius\n")
-    resp = _diagnose(root, embedder, error)
-    hit = next(h for h in resp["hits"] if h["why"] == "definition of to_celsius, called by the failing line")
+    hit = _to_celsius_hit(tmp_path, 30, "offset = fahrenheit_offset(value) * 32",
+                          "AssertionError: fahrenheit offset applied twice")
     assert "fahrenheit_offset(value)" in hit["snippet"]
     assert hit["start_line"] > 3  # not from the header: the bug is 30 lines below it
 
 
 def test_a_short_called_definition_starts_at_its_header_not_the_comments_above_it(tmp_path):
-    root, embedder = _indexed_repo(tmp_path / "repo", {
-        "pkg/__init__.py": "",
-        "pkg/convert.py": _long_function("to_celsius", 3, "offset = 32"),
-        "tests/test_convert.py": "from pkg.convert import to_celsius\n\n\n"
-                                 "def test_to_celsius():\n    assert to_celsius(212) == 100\n",
-    })
-    error = ("Exit code 1\n    def test_to_celsius():\n>       assert to_celsius(212) == 100\n"
-             "E       assert 212 == 100\n\ntests/test_convert.py:5: AssertionError\n")
-    resp = _diagnose(root, embedder, error)
-    hit = next(h for h in resp["hits"] if h["why"] == "definition of to_celsius, called by the failing line")
+    hit = _to_celsius_hit(tmp_path, 3, "offset = 32", "assert 212 == 100")
     assert hit["start_line"] == 3 and hit["snippet"].startswith("def to_celsius(value):")
 
 
