@@ -1,4 +1,5 @@
-"""Tests for hippo.index.embedding: the fake embedder, the build machinery, and (slow) the real model."""
+"""Tests for hippo.index.embedding: plugin specs (`module:factory`), the test embedder (tests/fake_embedder.py),
+the build machinery, and (slow) the real model."""
 from __future__ import annotations
 
 import inspect
@@ -13,6 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from fake_embedder import FAKE_DIM, FakeEmbedder, tokens
+from fake_embedder import SPEC as FAKE
 from hippo.core.config import DEFAULT_MODEL
 from hippo.core.errors import EmbedderUnavailable
 from hippo.core.indexdir import hippo_home
@@ -22,10 +25,10 @@ from hippo.index.embedding import (
     is_plugin,
     load_embedder,
     model_id_for,
+    needs_preparing,
     paths,
     prepare_model,
 )
-from hippo.index.embedding.fake import FAKE_DIM, FakeEmbedder, tokens
 
 # Reference vectors of GOLDEN_TEXT (int8 model and the fp32 graph it quantizes). int8 GEMM kernels differ
 # between CPUs (AVX2-only vs AVX-512 VNNI machines disagree by up to ~0.014 in single dims), so the suite
@@ -69,7 +72,6 @@ def test_model_id_carries_recipe_version(monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.setattr(build, "RECIPE_VERSION", 2)
     assert model_id_for(DEFAULT_MODEL).startswith(DEFAULT_MODEL + "@r2-")
     assert model_id_for(DEFAULT_MODEL) != mid
-    assert model_id_for("fake") == "fake"
     assert model_id_for("BAAI/bge-small-en-v1.5") == "BAAI/bge-small-en-v1.5"
 
 
@@ -101,9 +103,17 @@ def _unavailable(spec: str) -> str:
     return msg
 
 
+def test_a_spec_loads_the_plugin_it_names() -> None:
+    emb = load_embedder(FAKE)
+    assert isinstance(emb, FakeEmbedder) and isinstance(emb, Embedder)
+    assert (emb.model_id, emb.dim) == (FAKE, 384)
+    assert load_embedder(FAKE) is not emb  # the factory is called for every load
+    assert model_id_for(FAKE) == FAKE and not needs_preparing(FAKE)
+
+
 def test_a_dotted_module_path_is_a_spec(plugin) -> None:
     name = plugin("""
-        from hippo.index.embedding.fake import FakeEmbedder
+        from fake_embedder import FakeEmbedder
 
         def make():
             emb = FakeEmbedder()
@@ -156,7 +166,7 @@ def test_a_factory_that_raises_is_one_line(plugin) -> None:
 ])
 def test_an_object_that_is_not_an_embedder_is_refused(plugin, body: str) -> None:
     name = plugin(f"""
-        from hippo.index.embedding.fake import FakeEmbedder
+        from fake_embedder import FakeEmbedder
 
         class NoQuery:
             model_id = __name__ + ":make"
@@ -172,19 +182,27 @@ def test_an_object_that_is_not_an_embedder_is_refused(plugin, body: str) -> None
 
 
 def test_a_plugin_must_report_its_spec_as_model_id(plugin) -> None:
-    name = plugin("from hippo.index.embedding.fake import FakeEmbedder as make")  # reports "fake"
+    name = plugin("from fake_embedder import FakeEmbedder as make")  # reports fake_embedder:FakeEmbedder
     msg = _unavailable(f"{name}:make")
-    assert "reports model_id 'fake'" in msg and "must report its spec" in msg
+    assert f"reports model_id {FAKE!r}" in msg and "must report its spec" in msg
 
 
-# ---------------------------------------------------------------- fake embedder
+def test_fake_is_an_ordinary_hub_model_name_now(monkeypatch: pytest.MonkeyPatch) -> None:
+    from hippo.index.embedding import fastembedder
+
+    asked: list[str] = []
+
+    def load_hub(name: str, **_kw: object) -> Embedder:
+        asked.append(name)
+        return FakeEmbedder()
+
+    monkeypatch.setattr(fastembedder, "load_hub", load_hub)
+    load_embedder("fake")
+    assert asked == ["fake"]  # fastembed's hub, like any name hippo does not build itself
+    assert model_id_for("fake") == "fake" and not is_plugin("fake")
 
 
-def test_load_fake_embedder_satisfies_protocol() -> None:
-    emb = load_embedder("fake")
-    assert isinstance(emb, FakeEmbedder)
-    assert isinstance(emb, Embedder)
-    assert (emb.model_id, emb.dim) == ("fake", 384)
+# ---------------------------------------------------------------- the test embedder
 
 
 def test_fake_vectors_are_deterministic_unit_float32() -> None:

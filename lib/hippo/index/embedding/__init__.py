@@ -1,4 +1,4 @@
-"""Text -> vectors. The `Embedder` protocol, the offline default model, fastembed hub models, plugins, a fake.
+"""Text -> vectors. The `Embedder` protocol, the offline default model, fastembed hub models, plugins.
 
 Every real model goes through fastembed (`fastembedder`); hippo's own model gets a session whose threads do
 not spin. `ortpool` (bare onnxruntime) is the independent check the tests compare graphs with.
@@ -29,7 +29,6 @@ if TYPE_CHECKING:
 
 __all__ = ["DEFAULT_MODEL", "Embedder", "is_plugin", "load_embedder", "model_id_for", "prepare_model"]
 
-FAKE_MODEL = "fake"
 # `module:factory` (a dotted module path, then one identifier): a plugin embedder. Hub names have no colon.
 _PLUGIN_SPEC = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*")
 
@@ -52,14 +51,10 @@ def load_embedder(model: str = DEFAULT_MODEL, *, threads: int = 0, batch_size: i
     `batch_size` = texts per onnxruntime run; None picks the model's best (1 for the local int8
     model, which also makes its vectors independent of batching; 32 for hub models).
 
-    `"fake"` gives the test embedder; a `module:factory` spec loads a plugin (see `is_plugin`); hippo's own
-    model names build locally from PyPI wheels; any other name goes to fastembed's hub download (internet
-    needed, cached in $HIPPO_HOME/fastembed).
+    A `module:factory` spec loads a plugin (see `is_plugin`); hippo's own model names build locally from
+    PyPI wheels; any other name goes to fastembed's hub download (internet needed, cached in
+    $HIPPO_HOME/fastembed).
     """
-    if model == FAKE_MODEL:
-        from hippo.index.embedding.fake import FakeEmbedder
-
-        return FakeEmbedder()
     if is_plugin(model):
         return _load_plugin(model)
     from hippo.index.embedding import build, fastembedder
@@ -79,7 +74,7 @@ def prepare_model(model: str = DEFAULT_MODEL) -> Path:
 def needs_preparing(model: str = DEFAULT_MODEL) -> bool:
     """True when loading `model` first builds it locally (the one-time int8 build from the PyPI wheel), so a
     caller can say why the first run waits before its first vector."""
-    if model == FAKE_MODEL or is_plugin(model):
+    if is_plugin(model):
         return False
     from hippo.index.embedding import build
 
@@ -92,7 +87,7 @@ def model_id_for(model: str) -> str:
 
     Lets the indexer detect a model/recipe change (and so a needed rebuild) from state.json alone.
     """
-    if model == FAKE_MODEL or is_plugin(model):
+    if is_plugin(model):
         return model  # a plugin reports its spec as model_id (checked when it loads)
     from hippo.index.embedding import build
 
