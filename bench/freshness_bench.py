@@ -1,11 +1,11 @@
 """Freshness benchmark: full vs incremental index times, no-op time, and index growth under churn.
 
-    python bench/freshness_bench.py [--files 4000] [--noop-files 10000] [--updates 500] [--model fake]
+    python bench/freshness_bench.py [--files 4000] [--noop-files 10000] [--updates 500] [--model NAME]
 
 Builds temp git repos from the text sources installed in this interpreter's site-packages (real code:
-numpy, onnx, pip, pygments, ...), then measures in-process with the given embedder (default: the fake
-one, so the full build is not dominated by the model; see --model). Prints a table; --json writes raw
-numbers too. Nothing is downloaded.
+numpy, onnx, pip, pygments, ...), then measures in-process with the given embedder (default: the tests'
+fake one, tests/fake_embedder.py, so the full build is not dominated by the model; see --model). Prints a
+table; --json writes raw numbers too. Nothing is downloaded.
 """
 from __future__ import annotations
 
@@ -21,8 +21,9 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
+sys.path[:0] = [str(Path(__file__).resolve().parents[1] / "lib"), str(Path(__file__).resolve().parents[1])]
 
+from bench.fake_model import use_fake  # noqa: E402
 from hippo.core.config import load_settings  # noqa: E402
 from hippo.index.indexer import Indexer  # noqa: E402
 
@@ -132,7 +133,8 @@ def bench_main(work: Path, files: int, model: str, out: dict) -> None:
 
 def bench_noop(work: Path, n: int, out: dict) -> None:
     """No-op cost on an n-file repo: in-process and as a `hippo index` command (cold interpreter)."""
-    from hippo.index.embedding.fake import FakeEmbedder
+    fake = use_fake()
+    from fake_embedder import FakeEmbedder
 
     root = work / "noop"
     root.mkdir(parents=True)
@@ -146,7 +148,7 @@ def bench_noop(work: Path, n: int, out: dict) -> None:
     emb = FakeEmbedder()
     out["noop_files"] = run_index(root, emb)[1].files_total
     out["noop_10k_inproc_s"] = statistics.median(run_index(root, emb)[0] for _ in range(5))
-    env = {**os.environ, "HIPPO_MODEL": "fake"}
+    env = {**os.environ, "HIPPO_MODEL": fake}
     walls = []
     for _ in range(3):
         t = time.perf_counter()
@@ -213,10 +215,11 @@ def main() -> None:
     ap.add_argument("--noop-files", type=int, default=10000)
     ap.add_argument("--updates", type=int, default=500)
     ap.add_argument("--growth-files", type=int, default=1000, help="repo size for the churn runs")
-    ap.add_argument("--model", default="fake", help="embedder for every run (default: fake)")
+    ap.add_argument("--model", help="embedder for every run (default: the tests' fake, fake_embedder:FakeEmbedder)")
     ap.add_argument("--skip", default="", help="comma list of: main,noop,growth")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
+    args.model = args.model or use_fake()
     skip = set(filter(None, args.skip.split(",")))
     out: dict = {}
     with tempfile.TemporaryDirectory(prefix="hippo-fresh-bench-") as tmp:

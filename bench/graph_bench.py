@@ -27,16 +27,19 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
+sys.path[:0] = [str(Path(__file__).resolve().parents[1] / "lib"), str(Path(__file__).resolve().parents[1])]
 
+from bench.fake_model import use_fake  # noqa: E402
 from bench.freshness_bench import git  # noqa: E402
 from hippo.index import indexer as indexer_mod  # noqa: E402
 from hippo.index.chunking import chunk_file  # noqa: E402
-from hippo.index.embedding.fake import FakeEmbedder  # noqa: E402
 from hippo.index.indexer import index_repo  # noqa: E402
 from hippo.index.state import load_state  # noqa: E402
 from hippo.index.store import Store  # noqa: E402
 from hippo.retrieval.codegraph import EXACT, CodeGraph, Def, graph_for  # noqa: E402
+
+use_fake()
+from fake_embedder import FakeEmbedder  # noqa: E402  (tests/fake_embedder.py, on sys.path now)
 
 ROOT = Path(__file__).resolve().parents[1]
 

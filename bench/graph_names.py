@@ -33,6 +33,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from bench.fake_model import use_fake
 from bench.realfail.workspace import mirror_dir
 
 CALLERS_LIMIT = 200  # structure.MAX_LIMIT: recall is counted against at most this many true sites
@@ -209,7 +210,8 @@ def _hits(d: dict, want: set[ODef]) -> bool:
 
 
 def score_repo(name: str, repo: str, base: Path, sample: int, misses: int) -> dict | None:
-    from hippo.index.embedding.fake import FakeEmbedder
+    use_fake()
+    from fake_embedder import FakeEmbedder
     from hippo.index.indexer import index_repo
     from hippo.retrieval.search import Searcher
     from hippo.retrieval.structure import answer
@@ -296,7 +298,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sample", type=int, default=150)
     ap.add_argument("--misses", type=int, default=4)
     a = ap.parse_args(argv)
-    os.environ.setdefault("HIPPO_MODEL", "fake")
+    os.environ.setdefault("HIPPO_MODEL", use_fake())  # the tests' embedder, as in score_repo
     rows = {}
     with tempfile.TemporaryDirectory(prefix="hippo-graph-names-") as tmp:
         for name in a.repos.split(","):

@@ -35,6 +35,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench.fake_model import use_fake
 from bench.realfail.workspace import mirror_dir, restore
 
 HERE = Path(__file__).resolve().parent
@@ -71,7 +72,8 @@ def _git(root: Path, *args: str) -> None:
 
 
 def _index(root: Path) -> int:
-    env = {**os.environ, "HIPPO_MODEL": "fake", "HIPPO_NO_BACKGROUND_INDEX": "1"}
+    fake = use_fake()  # before os.environ is copied: it puts tests/ on PYTHONPATH
+    env = {**os.environ, "HIPPO_MODEL": fake, "HIPPO_NO_BACKGROUND_INDEX": "1"}
     subprocess.run([sys.executable, "-m", "hippo", "index", "--quiet"], cwd=root, env=env, check=True)
     state = json.loads((root / ".hippo" / "state.json").read_text())
     return sum(f.get("chunks", 0) for f in state["files"].values())
@@ -149,10 +151,10 @@ def _children_cpu() -> float:
 
 
 def in_process(root: Path, payloads: list[dict], runs: int, profile: int) -> dict:
-    from hippo.index.embedding.fake import FakeEmbedder
+    os.environ["HIPPO_MODEL"] = use_fake()
+    from fake_embedder import FakeEmbedder
     from hippo.surfaces.service.host import WarmIndex
 
-    os.environ["HIPPO_MODEL"] = "fake"
     warm = WarmIndex(root, embedder=FakeEmbedder())
     warm.warm()
     tag = f"{os.getpid()}-{time.time():.0f}"
@@ -198,7 +200,8 @@ def _proc_cpu(pid: int) -> float:
 def with_server(root: Path, payloads: list[dict], runs: int) -> dict:
     from hippo.surfaces.service.client import request
 
-    env = {**os.environ, "HIPPO_MODEL": "fake", "HIPPO_NO_BACKGROUND_INDEX": "1"}
+    fake = use_fake()
+    env = {**os.environ, "HIPPO_MODEL": fake, "HIPPO_NO_BACKGROUND_INDEX": "1"}
     idx = root / ".hippo"
     server = subprocess.Popen([sys.executable, "-m", "hippo", "serve", "--root", str(root), "--idle", "600"],
                               cwd=root, env=env, start_new_session=True)

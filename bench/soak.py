@@ -9,7 +9,8 @@
 --soak N: N mixed requests (in-process hook runs through the real entry point, `python -m hippo hook`
   subprocesses, searches, raw socket garbage) against `python -m hippo serve` while the repo changes and
   `hippo index` runs every --update-every requests; reports the server's RSS and open files over time.
-Uses HIPPO_MODEL=fake (no model weights). The CI-sized versions are tests/test_trust_*.py.
+Uses the tests' fake embedder (HIPPO_MODEL=fake_embedder:FakeEmbedder, no model weights; bench/fake_model.py).
+The CI-sized versions are tests/test_trust_*.py.
 """
 from __future__ import annotations
 
@@ -23,7 +24,10 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "tests" / "fixtures" / "trust"))
+sys.path[:0] = [str(HERE.parent / "tests" / "fixtures" / "trust"), str(HERE.parent)]
+from bench.fake_model import use_fake  # noqa: E402
+
+use_fake()  # trustkit and kill_driver (here and in every child) import tests/fake_embedder.py
 import kill_driver  # noqa: E402
 import soaklib  # noqa: E402
 import trustkit  # noqa: E402

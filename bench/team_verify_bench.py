@@ -21,10 +21,10 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
+sys.path[:0] = [str(Path(__file__).resolve().parents[1] / "lib"), str(Path(__file__).resolve().parents[1])]
 
+from bench.fake_model import use_fake  # noqa: E402
 from hippo.core.config import load_settings  # noqa: E402
-from hippo.index.embedding.fake import FakeEmbedder  # noqa: E402
 from hippo.index.indexer import index_repo  # noqa: E402
 from hippo.index.state import load_state  # noqa: E402
 from hippo.sharing import team  # noqa: E402
@@ -43,7 +43,9 @@ def clone(src: str, dest: Path) -> Path:
 def measure(arg: str, work: Path) -> dict:
     name, _, src = arg.rpartition("=")
     share = work / "share"
-    os.environ.update(HIPPO_MODEL="fake", HIPPO_SHARED_INDEX=str(share))
+    os.environ.update(HIPPO_MODEL=use_fake(), HIPPO_SHARED_INDEX=str(share))
+    from fake_embedder import FakeEmbedder  # tests/fake_embedder.py, importable once use_fake() ran
+
     ci = clone(src, work / "ci")
     t = time.monotonic()
     pub = team.publish(ci, load_settings(ci), embedder=FakeEmbedder())

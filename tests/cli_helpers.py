@@ -6,9 +6,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+from fake_embedder import SPEC
 from repo_helpers import hippo_in_process
 
-FAKE = {"HIPPO_MODEL": "fake", "HIPPO_NO_BACKGROUND_INDEX": "1"}
+FAKE_ENV = {"HIPPO_MODEL": SPEC, "HIPPO_NO_BACKGROUND_INDEX": "1"}
 
 
 DRIVER = """
@@ -31,8 +32,8 @@ def hippo(args: list[str], cwd: Path, env: dict | None = None, real: bool = Fals
     (a `python -m hippo` process with piped stdout/stderr) when the process itself is the point."""
     if real:
         return subprocess.run([sys.executable, "-m", "hippo", *args], cwd=cwd, capture_output=True, text=True,
-                              env={**os.environ, **FAKE, **(env or {})}, timeout=300)
-    res = hippo_in_process(args, cwd, env={**FAKE, **(env or {})})
+                              env={**os.environ, **FAKE_ENV, **(env or {})}, timeout=300)
+    res = hippo_in_process(args, cwd, env={**FAKE_ENV, **(env or {})})
     return subprocess.CompletedProcess(res.args, res.returncode, res.stdout.decode("utf-8", "replace"),
                                        res.stderr.decode("utf-8", "replace"))
 
@@ -40,4 +41,4 @@ def hippo(args: list[str], cwd: Path, env: dict | None = None, real: bool = Fals
 def index_until_signal(root: Path, sig: str, at: str, *args: str) -> subprocess.CompletedProcess:
     """Run `hippo index ARGS` in a real process that signals itself when the indexer first calls Store.AT."""
     return subprocess.run([sys.executable, "-c", DRIVER, sig, at, "index", "-C", str(root), *args],
-                          capture_output=True, text=True, env={**os.environ, **FAKE}, timeout=300)
+                          capture_output=True, text=True, env={**os.environ, **FAKE_ENV}, timeout=300)

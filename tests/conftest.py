@@ -2,7 +2,9 @@
 
 Every test session runs with a private HOME and HIPPO_HOME (hooks log there, fastembed caches there),
 without the developer's HIPPO_* settings and with HIPPO_SERVER=ask (and a generous HIPPO_BRIEF_SECONDS); `models/` in it links to the real built model, so the
-slow tests that load it do not rebuild it.
+slow tests that load it do not rebuild it. This directory goes first on PYTHONPATH, so every child a test
+starts (hooks, `python -m hippo`, the warm server, background indexers, the `claude` CLI's hooks) can load
+the test embedder plugin `fake_embedder:FakeEmbedder` (tests/fake_embedder.py).
 """
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from fake_embedder import with_tests_dir
 from hippo.core.config import Settings
 from hippo.index.embedding.paths import models_dir
 from hook_helpers import warm_server  # noqa: F401  (a fixture for every test module)
@@ -55,6 +58,7 @@ def isolated_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     mp.setenv("HOME", str(base))
     mp.delenv("XDG_DATA_HOME", raising=False)
     mp.delenv("XDG_CACHE_HOME", raising=False)
+    mp.setenv("PYTHONPATH", with_tests_dir(os.environ.get("PYTHONPATH", "")))  # children find fake_embedder
     yield hippo_home
     mp.undo()
 

@@ -11,13 +11,14 @@ from pathlib import Path
 
 import pytest
 
+from fake_embedder import SPEC as FAKE
 from fakes import ERRORS, PROJECTS, FakeSearcher
 from hippo.surfaces.service import client
 
 # What a test waits for the warm server: its answer is under test, not how fast a loaded CI box gives it
 # (the hooks themselves wait client.WARM_TIMEOUT_S).
 LOADED_BOX_S = 60.0
-HOOK_ENV = {"HIPPO_NO_BACKGROUND_INDEX": "1", "HIPPO_NO_SERVER": "1", "HIPPO_MODEL": "fake"}
+HOOK_ENV = {"HIPPO_NO_BACKGROUND_INDEX": "1", "HIPPO_NO_SERVER": "1", "HIPPO_MODEL": FAKE}
 
 
 def run_hook(event: str, stdin: bytes | str, env: dict | None = None, timeout: float = 60) -> subprocess.CompletedProcess:

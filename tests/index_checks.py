@@ -7,9 +7,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from fake_embedder import FakeEmbedder
 from hippo.core.config import load_settings
 from hippo.core.indexdir import IndexDir
-from hippo.index.embedding.fake import FakeEmbedder
 from hippo.index.indexer import embed_text, index_repo
 from hippo.index.state import RACY_NS, load_state
 

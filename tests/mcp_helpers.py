@@ -9,13 +9,14 @@ import anyio
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
+from fake_embedder import SPEC as FAKE
 from hippo.surfaces.mcp_server import TOOL_NAME
 
 
 def mcp_params(root: Path, **env: str) -> StdioServerParameters:
     return StdioServerParameters(
         command=sys.executable, args=["-m", "hippo", "mcp"], cwd=str(root),
-        env={"HIPPO_MODEL": "fake", "HIPPO_PROJECT_DIR": str(root), "PYTHONPATH": os.environ.get("PYTHONPATH", ""),
+        env={"HIPPO_MODEL": FAKE, "HIPPO_PROJECT_DIR": str(root), "PYTHONPATH": os.environ.get("PYTHONPATH", ""),
              # the SDK passes only a few variables on: no detached query server unless a test asks for one
              "HIPPO_SERVER": "ask", "HIPPO_HOME": os.environ.get("HIPPO_HOME", ""), **env},
     )

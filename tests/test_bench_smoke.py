@@ -121,7 +121,7 @@ def test_baselines_rank_and_metrics_can_fail(corpus: Path) -> None:
 
 
 def test_naive_dense_with_fake_embedder(corpus: Path) -> None:
-    from hippo.index.embedding.fake import FakeEmbedder
+    from fake_embedder import FakeEmbedder
 
     docs = systems.read_corpus(corpus, FILES)
     nd = systems.NaiveDense(docs, FakeEmbedder())

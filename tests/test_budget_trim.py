@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hippo.index.embedding.fake import FakeEmbedder
+from fake_embedder import FakeEmbedder
 from hippo.index.indexer import index_repo
 from hippo.retrieval.results import Hit
 from hippo.retrieval.search import TRUNCATION_MARK, Searcher, _apply_budget

@@ -1,6 +1,6 @@
 """The CLI behaves as ripgrep/llm users expect: -h, -k/-n, -C everywhere, output format independent of
 pipes, grep-like exit codes, progress with rate and ETA, a skip summary, and `--full` that does not grow
-the index. Subprocesses use the fake embedder (HIPPO_MODEL=fake), so nothing here needs the real model."""
+the index. Subprocesses use the fake embedder (HIPPO_MODEL=fake_embedder:FakeEmbedder), so nothing here needs the real model."""
 from __future__ import annotations
 
 import io
@@ -161,8 +161,8 @@ def test_a_finished_phase_stops_moving() -> None:
 
 
 def test_first_run_says_the_model_is_being_prepared(tmp_path: Path, monkeypatch) -> None:
+    from fake_embedder import FakeEmbedder
     from hippo.index import embedding
-    from hippo.index.embedding.fake import FakeEmbedder
     from hippo.index.indexer import Indexer
 
     root = tmp_path / "r"

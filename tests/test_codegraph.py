@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from fake_embedder import SPEC as FAKE
+from fake_embedder import FakeEmbedder
 from hippo.index.chunking import chunk_file
-from hippo.index.embedding.fake import FakeEmbedder
 from hippo.index.indexer import index_repo
 from hippo.index.state import load_state
 from hippo.index.store import Store
@@ -251,7 +252,7 @@ def test_def_callers_callees_cli(git_repo):
 
     root = git_repo({**PKG})
     index_repo(root, embedder=FakeEmbedder())
-    env = {"HIPPO_MODEL": "fake"}
+    env = {"HIPPO_MODEL": FAKE}
     res = hippo_in_process(["def", "pkg.core.run", "-C", str(root)], env=env)
     assert res.returncode == 0
     first = res.stdout.decode().splitlines()[0]

@@ -14,6 +14,7 @@ import time
 
 import pytest
 
+from fake_embedder import SPEC as FAKE
 from hippo.index.indexer import chunks_for_file
 from repo_helpers import make_big_repo
 
@@ -44,7 +45,7 @@ def expected_sets() -> dict[str, list[list[list]]]:
 WRITER = textwrap.dedent("""
     import json, sys, time
     from pathlib import Path
-    from hippo.index.embedding.fake import FakeEmbedder
+    from fake_embedder import FakeEmbedder
     from hippo.index.indexer import index_repo
     root, rounds = Path(sys.argv[1]), int(sys.argv[2])
     versions = json.loads(Path(sys.argv[3]).read_text())  # hot path -> [version 0 text, version 1 text]
@@ -67,7 +68,7 @@ WRITER = textwrap.dedent("""
 READER = textwrap.dedent("""
     import json, sys, time
     from pathlib import Path
-    from hippo.index.embedding.fake import FakeEmbedder
+    from fake_embedder import FakeEmbedder
     from hippo.retrieval.search import Searcher
     from hippo.index.store import Filter
     root, expected, stop = Path(sys.argv[1]), json.loads(Path(sys.argv[2]).read_text()), Path(sys.argv[3])
@@ -97,7 +98,7 @@ def test_writer_and_searchers_at_once(tmp_path, git_repo):
     files = {rel: version_text(i, 0) for i, rel in enumerate(HOT)}
     files.update({f"cold/c{i}.py": f"def cold_{i}():\n    return {i}\n" for i in range(30)})
     root = git_repo(files)
-    env = {**os.environ, "HIPPO_MODEL": "fake"}
+    env = {**os.environ, "HIPPO_MODEL": FAKE}
     pre = subprocess.run([sys.executable, "-m", "hippo", "index", "--quiet", "--repo", str(root)], env=env,
                          capture_output=True)
     assert pre.returncode == 0, pre.stderr.decode()
@@ -136,7 +137,7 @@ def test_second_indexer_waits_then_exits_with_one_line(tmp_path):
 
     root = tmp_path / "big"
     make_big_repo(root, 50)
-    env = {**os.environ, "HIPPO_MODEL": "fake"}
+    env = {**os.environ, "HIPPO_MODEL": FAKE}
     subprocess.run([sys.executable, "-m", "hippo", "index", "--quiet", "--repo", str(root)], env=env, check=True)
     state_before = (root / ".hippo" / "state.json").read_bytes()
     (root / "extra.py").write_text("def extra():\n    return 1\n")

@@ -8,8 +8,8 @@ from dataclasses import replace
 
 import pytest
 
+from fake_embedder import FakeEmbedder
 from hippo.core.config import load_settings
-from hippo.index.embedding.fake import FakeEmbedder
 from hippo.index.indexer import index_repo
 from hippo.retrieval import rerank
 from hippo.retrieval.search import Searcher

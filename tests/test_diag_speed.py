@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from fake_embedder import FakeEmbedder
 from helpers_index import git, sample_repo
-from hippo.index.embedding.fake import FakeEmbedder
 from hippo.index.indexer import index_repo
 from hippo.index.state import load_state
 from hippo.index.store import Filter, Store, SymbolIndex

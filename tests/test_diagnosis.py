@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from fake_embedder import SPEC as FAKE
 from hippo.core import pathkind
 from hippo.push.diagnosis import changes, runners
 from hippo.push.diagnosis.evidence import Evidence, LiveFiles, body_of, relocate
@@ -221,7 +222,7 @@ def _indexed_repo(root: Path, files: dict[str, str]):
     _git(root, "init", "-q", "-b", "main")
     _git(root, "add", "-A")
     _git(root, "commit", "-q", "-m", "init")
-    embedder = load_embedder("fake")
+    embedder = load_embedder(FAKE)
     index_repo(root, embedder=embedder)
     return root, embedder
 

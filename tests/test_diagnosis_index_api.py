@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from fake_embedder import SPEC as FAKE
 from fakes import PROJECTS, FakeSearcher
 from hippo.core.errors import DamagedIndexError
 from hippo.push.diagnosis import index_api
@@ -182,7 +183,7 @@ def test_search_and_diagnosis_share_the_commit_dates(git_repo, monkeypatch):
     from hippo.push.diagnosis.pipeline import diagnose
     from hippo.retrieval.search import Searcher
 
-    monkeypatch.setenv("HIPPO_MODEL", "fake")
+    monkeypatch.setenv("HIPPO_MODEL", FAKE)
     monkeypatch.delenv("HIPPO_INDEX_DIR", raising=False)
     root = git_repo({"shop/cart.py": (PROJECTS / "py" / "shop" / "cart.py").read_text(),
                      "shop/__init__.py": ""}, name="dates")

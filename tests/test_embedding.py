@@ -1,4 +1,5 @@
-"""Tests for hippo.index.embedding: the fake embedder, the build machinery, and (slow) the real model."""
+"""Tests for hippo.index.embedding: plugin specs (`module:factory`), the test embedder (tests/fake_embedder.py),
+the build machinery, and (slow) the real model."""
 from __future__ import annotations
 
 import inspect
@@ -13,11 +14,21 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from fake_embedder import FAKE_DIM, FakeEmbedder, tokens
+from fake_embedder import SPEC as FAKE
 from hippo.core.config import DEFAULT_MODEL
 from hippo.core.errors import EmbedderUnavailable
 from hippo.core.indexdir import hippo_home
-from hippo.index.embedding import Embedder, build, load_embedder, model_id_for, paths, prepare_model
-from hippo.index.embedding.fake import FAKE_DIM, FakeEmbedder, tokens
+from hippo.index.embedding import (
+    Embedder,
+    build,
+    is_plugin,
+    load_embedder,
+    model_id_for,
+    needs_preparing,
+    paths,
+    prepare_model,
+)
 
 # Reference vectors of GOLDEN_TEXT (int8 model and the fp32 graph it quantizes). int8 GEMM kernels differ
 # between CPUs (AVX2-only vs AVX-512 VNNI machines disagree by up to ~0.014 in single dims), so the suite
@@ -61,18 +72,137 @@ def test_model_id_carries_recipe_version(monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.setattr(build, "RECIPE_VERSION", 2)
     assert model_id_for(DEFAULT_MODEL).startswith(DEFAULT_MODEL + "@r2-")
     assert model_id_for(DEFAULT_MODEL) != mid
-    assert model_id_for("fake") == "fake"
     assert model_id_for("BAAI/bge-small-en-v1.5") == "BAAI/bge-small-en-v1.5"
 
 
-# ---------------------------------------------------------------- fake embedder
+# ---------------------------------------------------------------- plugin embedders (`module:factory`)
 
 
-def test_load_fake_embedder_satisfies_protocol() -> None:
-    emb = load_embedder("fake")
-    assert isinstance(emb, FakeEmbedder)
-    assert isinstance(emb, Embedder)
-    assert (emb.model_id, emb.dim) == ("fake", 384)
+@pytest.fixture
+def plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Factory: `plugin(source)` -> the name of a fresh importable module holding `source`."""
+    made: list[str] = []
+
+    def make(source: str) -> str:
+        name = f"hippo_test_plugin_{len(made)}_{os.getpid()}"
+        (tmp_path / f"{name}.py").write_text(inspect.cleandoc(source) + "\n")
+        made.append(name)
+        return name
+
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield make
+    for name in made:
+        sys.modules.pop(name, None)
+
+
+def _unavailable(spec: str) -> str:
+    with pytest.raises(EmbedderUnavailable) as err:
+        load_embedder(spec)
+    msg = str(err.value)
+    assert "\n" not in msg and spec in msg, msg
+    return msg
+
+
+def test_a_spec_loads_the_plugin_it_names() -> None:
+    emb = load_embedder(FAKE)
+    assert isinstance(emb, FakeEmbedder) and isinstance(emb, Embedder)
+    assert (emb.model_id, emb.dim) == (FAKE, 384)
+    assert load_embedder(FAKE) is not emb  # the factory is called for every load
+    assert model_id_for(FAKE) == FAKE and not needs_preparing(FAKE)
+
+
+def test_a_dotted_module_path_is_a_spec(plugin) -> None:
+    name = plugin("""
+        from fake_embedder import FakeEmbedder
+
+        def make():
+            emb = FakeEmbedder()
+            emb.model_id = __name__ + ":make"
+            return emb
+    """)
+    assert load_embedder(f"{name}:make").model_id == f"{name}:make"
+    assert model_id_for("os.path:join") == "os.path:join"  # the spec, with nothing loaded
+
+
+@pytest.mark.parametrize("model, plugin_spec", [
+    ("fake_embedder:FakeEmbedder", True), ("a.b.c:make_it", True), ("_m:_f", True),
+    ("BAAI/bge-small-en-v1.5", False), (DEFAULT_MODEL, False), ("fake", False), ("m:f\n", False),
+    (":f", False), ("m:", False), ("m:f:g", False), ("m:f.g", False), ("1m:f", False), ("m:f()", False),
+])
+def test_what_counts_as_a_spec(model: str, plugin_spec: bool) -> None:
+    assert is_plugin(model) is plugin_spec
+
+
+def test_a_missing_module_is_one_line() -> None:
+    msg = _unavailable("hippo_no_such_module_anywhere:make")
+    assert "cannot import hippo_no_such_module_anywhere" in msg and "PYTHONPATH" in msg
+
+
+def test_a_module_that_fails_to_import_is_one_line(plugin) -> None:
+    name = plugin("raise ValueError('broken\\nat import')")
+    assert "ValueError: broken at import" in _unavailable(f"{name}:make")
+
+
+def test_a_missing_factory_is_one_line(plugin) -> None:
+    name = plugin("VALUE = 1")
+    assert "has no callable make" in _unavailable(f"{name}:make")
+    assert "has no callable VALUE" in _unavailable(f"{name}:VALUE")
+
+
+def test_a_factory_that_raises_is_one_line(plugin) -> None:
+    name = plugin("""
+        def make():
+            raise RuntimeError("no GPU here\\nsecond line")
+    """)
+    assert "make() failed (RuntimeError: no GPU here second line)" in _unavailable(f"{name}:make")
+
+
+@pytest.mark.parametrize("body", [
+    "return object()",
+    "return None",
+    "emb = FakeEmbedder(); emb.dim = '384'; return emb",  # dim must be an int
+    "emb = FakeEmbedder(); emb.dim = True; return emb",
+    "return NoQuery()",  # no embed_query
+])
+def test_an_object_that_is_not_an_embedder_is_refused(plugin, body: str) -> None:
+    name = plugin(f"""
+        from fake_embedder import FakeEmbedder
+
+        class NoQuery:
+            model_id = __name__ + ":make"
+            dim = 384
+
+            def embed_passages(self, texts):
+                return FakeEmbedder().embed_passages(texts)
+
+        def make():
+            {body}
+    """)
+    assert "not an embedder" in _unavailable(f"{name}:make")
+
+
+def test_a_plugin_must_report_its_spec_as_model_id(plugin) -> None:
+    name = plugin("from fake_embedder import FakeEmbedder as make")  # reports fake_embedder:FakeEmbedder
+    msg = _unavailable(f"{name}:make")
+    assert f"reports model_id {FAKE!r}" in msg and "must report its spec" in msg
+
+
+def test_fake_is_an_ordinary_hub_model_name_now(monkeypatch: pytest.MonkeyPatch) -> None:
+    from hippo.index.embedding import fastembedder
+
+    asked: list[str] = []
+
+    def load_hub(name: str, **_kw: object) -> Embedder:
+        asked.append(name)
+        return FakeEmbedder()
+
+    monkeypatch.setattr(fastembedder, "load_hub", load_hub)
+    load_embedder("fake")
+    assert asked == ["fake"]  # fastembed's hub, like any name hippo does not build itself
+    assert model_id_for("fake") == "fake" and not is_plugin("fake")
+
+
+# ---------------------------------------------------------------- the test embedder
 
 
 def test_fake_vectors_are_deterministic_unit_float32() -> None:

@@ -9,7 +9,8 @@ import time
 
 import pytest
 
-from hippo.index.embedding.fake import FakeEmbedder
+from fake_embedder import SPEC as FAKE
+from fake_embedder import FakeEmbedder
 from hippo.index.indexer import index_repo
 from hippo.index.state import load_state, save_state
 from index_checks import DOC, assert_fresh, index_content, py, settle
@@ -358,7 +359,7 @@ def test_noop_cli_never_imports_lancedb(repo):
     import subprocess
     import sys
 
-    env = {**os.environ, "HIPPO_MODEL": "fake"}
+    env = {**os.environ, "HIPPO_MODEL": FAKE}
     cmd = [sys.executable, "-m", "hippo", "index", "--quiet", "--repo", str(repo)]
     assert subprocess.run(cmd, env=env, capture_output=True).returncode == 0
     settle()

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hippo.index.embedding.fake import FakeEmbedder
+from fake_embedder import FakeEmbedder
 from hippo.index.indexer import index_repo
 from index_checks import DOC, assert_fresh, py, settle
 from repo_helpers import git

@@ -9,6 +9,7 @@ from typing import ClassVar
 
 import pytest
 
+from fake_embedder import SPEC as FAKE
 from fakes import ERRORS, PROJECTS, FakeSearcher
 from hippo.push.diagnosis.pipeline import diagnose
 
@@ -174,7 +175,7 @@ def test_end_to_end_real_index(tmp_path):
     git(root, "init", "-q", "-b", "main")
     git(root, "add", "-A")
     git(root, "-c", "user.name=T", "-c", "user.email=t@e", "commit", "-q", "-m", "init")
-    env = {"HIPPO_MODEL": "fake", "HIPPO_NO_SERVER": "1", "HIPPO_NO_BACKGROUND_INDEX": "1"}
+    env = {"HIPPO_MODEL": FAKE, "HIPPO_NO_SERVER": "1", "HIPPO_NO_BACKGROUND_INDEX": "1"}
     assert hippo_in_process(["index", "--quiet"], root, env=env).returncode == 0
     err = subprocess.run([sys.executable, "-m", "shop.main"], cwd=root / "py", capture_output=True, text=True)
     error = f"Exit code {err.returncode}\n{err.stderr}"

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from fake_embedder import SPEC as FAKE
 from hippo.core.indexdir import IndexDir
 from hippo.core.runtime import find_repo_root
 from hippo.surfaces.service import client
@@ -127,7 +128,7 @@ def indexed(tmp_path_factory):
     from hippo.index.indexer import index_repo
 
     mp = pytest.MonkeyPatch()
-    mp.setenv("HIPPO_MODEL", "fake")
+    mp.setenv("HIPPO_MODEL", FAKE)
     root = sample_repo(tmp_path_factory.mktemp("warm-index"))
     index_repo(root)
     yield root

@@ -6,9 +6,9 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
+from fake_embedder import FakeEmbedder
 from helpers_index import sample_repo
 from hippo.core.errors import BadQueryError, NoIndexError
-from hippo.index.embedding.fake import FakeEmbedder
 from hippo.index.indexer import index_repo
 from hippo.retrieval.render import to_json, to_text, to_xml
 from hippo.retrieval.search import Searcher

@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from fake_embedder import SPEC as FAKE
+from fake_embedder import FakeEmbedder
 from hippo.core import gitutil, integrity
 from hippo.index import discovery
-from hippo.index.embedding.fake import FakeEmbedder
 from hippo.index.indexer import index_repo
 from hippo.index.state import load_state, save_state
 from repo_helpers import git, write_files
@@ -198,7 +199,7 @@ def test_root_below_the_top_level_lists_relative_to_itself(git_repo):
 
 def test_noop_cli_imports_no_heavy_module(repo):
     """A no-op `hippo index` process never imports lancedb, pyarrow, numpy or the model runtime."""
-    env = {**os.environ, "HIPPO_MODEL": "fake"}
+    env = {**os.environ, "HIPPO_MODEL": FAKE}
     index_repo(repo, embedder=FakeEmbedder())
     proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "hippo", "index", "--repo", str(repo)],
                           capture_output=True, text=True, env=env, timeout=120)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from fake_embedder import SPEC as FAKE
 from helpers_index import sample_repo
 from hippo.core.config import load_settings
 from hippo.core.errors import IndexLockedError
@@ -31,7 +32,7 @@ COLUMNS = ["id", "path", "start_line", "end_line", "text", "text_ids", "vkey", "
 
 @pytest.fixture
 def fake_model(monkeypatch):
-    monkeypatch.setenv("HIPPO_MODEL", "fake")
+    monkeypatch.setenv("HIPPO_MODEL", FAKE)
     monkeypatch.delenv("HIPPO_INDEX_DIR", raising=False)
 
 
@@ -150,7 +151,7 @@ def test_server_with_other_settings_refuses(tmp_path, fake_model):
 def test_cli_with_other_settings_than_the_server_runs_in_process(tmp_path):
     """A real `hippo serve` started with another max_file_bytes: the CLI's own settings decide."""
     root = sample_repo(tmp_path)
-    env = {**os.environ, "HIPPO_MODEL": "fake", "HIPPO_NO_BACKGROUND_INDEX": "1"}
+    env = {**os.environ, "HIPPO_MODEL": FAKE, "HIPPO_NO_BACKGROUND_INDEX": "1"}
     env.pop("HIPPO_INDEX_DIR", None)
     write_files(root, {"src/big.py": "x = 1\n" * 2000})  # 12 kB
     assert subprocess.run([sys.executable, "-m", "hippo", "index", "-q"], cwd=root, env=env).returncode == 0

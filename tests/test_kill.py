@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from fake_embedder import SPEC as FAKE
 from hippo.index.state import load_state
 from index_checks import assert_fresh, index_rows
 from repo_helpers import make_big_repo, write_module
@@ -21,7 +22,7 @@ pytestmark = pytest.mark.slow  # real `hippo index` processes killed at random m
 
 
 def start_index(root: Path) -> subprocess.Popen:
-    env = {**os.environ, "HIPPO_MODEL": "fake"}
+    env = {**os.environ, "HIPPO_MODEL": FAKE}
     return subprocess.Popen([sys.executable, "-m", "hippo", "index", "--quiet", "--repo", str(root)],
                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
@@ -111,7 +112,7 @@ def test_sigkill_then_rerun_again_is_a_noop(tmp_path, seed):
         p = start_index(root)
         _, err = p.communicate(timeout=300)
         assert p.returncode == 0, err.decode()
-    from hippo.index.embedding.fake import FakeEmbedder
+    from fake_embedder import FakeEmbedder
     from hippo.index.indexer import index_repo
 
     emb = FakeEmbedder()

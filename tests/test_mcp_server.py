@@ -27,7 +27,7 @@ SEED_PROPERTIES = {"query": "string", "keywords": "array", "file_pattern": "stri
 
 @pytest.fixture(scope="module")
 def indexed_repo(tmp_path_factory):
-    from hippo.index.embedding.fake import FakeEmbedder
+    from fake_embedder import FakeEmbedder
     from hippo.index.indexer import index_repo
 
     root = sample_repo(tmp_path_factory.mktemp("mcp"))

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from fake_embedder import SPEC as FAKE
 from helpers_index import sample_repo
 from hippo.retrieval.results import Hit, SearchResponse
 from hippo.surfaces.hooks.prompt_expansion import HARD_CAP, command_kind, handle, rag_context
@@ -73,7 +74,7 @@ def test_output_fits_the_hook_cap(tmp_path):
 
 @pytest.fixture(scope="module")
 def indexed_repo(tmp_path_factory):
-    from hippo.index.embedding.fake import FakeEmbedder
+    from fake_embedder import FakeEmbedder
     from hippo.index.indexer import index_repo
 
     root = sample_repo(tmp_path_factory.mktemp("rag"))
@@ -81,7 +82,7 @@ def indexed_repo(tmp_path_factory):
     return root
 
 
-HOOK_ENV = {"HIPPO_MODEL": "fake", "HIPPO_SERVER_IDLE": "5"}
+HOOK_ENV = {"HIPPO_MODEL": FAKE, "HIPPO_SERVER_IDLE": "5"}
 
 
 def _hook(payload: dict | bytes, cwd: Path) -> subprocess.CompletedProcess:

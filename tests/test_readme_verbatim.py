@@ -55,7 +55,7 @@ def test_readme_has_the_two_commands_the_issue_asks_for() -> None:
 @pytest.mark.slow  # real processes or a big index: `make check` runs it, `make test-fast` skips it
 def test_the_demo_query_finds_its_answer_in_keyword_mode(tmp_path: Path) -> None:
     """Fast check of the demo on this repository (fake embedder, so the keyword side decides)."""
-    from hippo.index.embedding.fake import FakeEmbedder
+    from fake_embedder import FakeEmbedder
     from hippo.index.indexer import index_repo
     from hippo.retrieval.search import Searcher
 

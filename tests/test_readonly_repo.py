@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from fake_embedder import SPEC as FAKE
 from repo_helpers import git, write_files
 
 
@@ -31,7 +32,7 @@ def _read_only_runner(root: Path):
                   'mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" "$0" && exec "$@"', str(root)]
 
     def run(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
-        full = {**os.environ, "HIPPO_MODEL": "fake", **env}
+        full = {**os.environ, "HIPPO_MODEL": FAKE, **env}
         return subprocess.run([*prefix, sys.executable, "-m", "hippo", *args], cwd=root, env=full,
                               capture_output=True, text=True, timeout=300)
 

@@ -11,6 +11,8 @@ from bench.realfail.mutate import apply_mutation, candidates, line_sha, mutated_
 from bench.realfail.run import evaluate_case, finish_bm25, finish_callees, summarise
 from bench.realfail.workspace import ROOT_TOKEN, claude_error, normalise, restore
 
+from fake_embedder import SPEC as FAKE
+
 CALC = '''"""Tiny module under test."""
 
 
@@ -124,7 +126,7 @@ def test_evaluate_case_end_to_end_on_a_real_index(repo, monkeypatch):
     from hippo.retrieval.search import Searcher
 
     monkeypatch.setenv("HIPPO_HOME", str(repo.parent / "home"))
-    emb = load_embedder("fake")
+    emb = load_embedder(FAKE)
     index_repo(repo, embedder=emb)
     searcher = Searcher(repo, embedder=emb)
     run_out = PYTEST_OUT.replace("tests/test_calc.py:5: AssertionError",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hippo.index.embedding.fake import FakeEmbedder
+from fake_embedder import FakeEmbedder
 from hippo.index.indexer import index_repo
 from hippo.retrieval import rankpolicy, rerank
 from hippo.retrieval.search import Searcher

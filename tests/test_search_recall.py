@@ -3,8 +3,8 @@
 neighbours (filerank.Neighbours, index/cochange.py's source partners)."""
 from __future__ import annotations
 
+from fake_embedder import FakeEmbedder
 from hippo.index import cochange
-from hippo.index.embedding.fake import FakeEmbedder
 from hippo.index.indexer import index_repo
 from hippo.retrieval import rankpolicy
 from hippo.retrieval.filerank import Neighbours, rank_files

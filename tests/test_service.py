@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from fake_embedder import SPEC as FAKE
 from helpers_index import sample_repo
 from hippo.surfaces.service import client
 from hippo.surfaces.service.host import WarmIndex
@@ -30,11 +31,11 @@ TRACEBACK = ('Exit code 1\nTraceback (most recent call last):\n  File "{root}/sr
 
 @pytest.fixture(scope="module")
 def indexed(tmp_path_factory):
-    """The sample repo indexed with the fake embedder (HIPPO_MODEL=fake for every reader here)."""
+    """The sample repo indexed with the fake embedder (HIPPO_MODEL=fake_embedder:FakeEmbedder for every reader here)."""
     from hippo.index.indexer import index_repo
 
     mp = pytest.MonkeyPatch()
-    mp.setenv("HIPPO_MODEL", "fake")
+    mp.setenv("HIPPO_MODEL", FAKE)
     mp.delenv("HIPPO_INDEX_DIR", raising=False)
     root = sample_repo(tmp_path_factory.mktemp("service")).resolve()
     index_repo(root)
@@ -83,7 +84,7 @@ def _xml_files(text: str) -> list[str]:
 def test_cli_search_through_the_server_imports_no_lancedb(live_server):
     root, _ = live_server
     before = _served(root)
-    env = {**os.environ, "HIPPO_MODEL": "fake"}
+    env = {**os.environ, "HIPPO_MODEL": FAKE}
     proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "hippo", "search", "Token is too old",
                            "--keyword", "TokenExpiredError", "--format", "xml"],
                           cwd=root / "src", capture_output=True, text=True, env=env, timeout=120)
@@ -249,7 +250,7 @@ def test_untrusted_sockets_and_oversized_requests_are_not_used(indexed, tmp_path
 def test_cli_search_leaves_a_server_warm_for_the_next_call(indexed):
     """Real processes: a cold `hippo search` answers, then a detached server comes up and answers the next."""
     idx = indexed / ".hippo"
-    env = {**os.environ, "HIPPO_MODEL": "fake", "HIPPO_SERVER_IDLE": "60", "HIPPO_SERVER": "auto"}
+    env = {**os.environ, "HIPPO_MODEL": FAKE, "HIPPO_SERVER_IDLE": "60", "HIPPO_SERVER": "auto"}
     args = [sys.executable, "-m", "hippo", "search", "Token is too old", "-w", "TokenExpiredError", "--format", "xml"]
     cold = subprocess.run(args, cwd=indexed, capture_output=True, text=True, env=env, timeout=180)
     assert cold.returncode == 0 and _xml_files(cold.stdout)[0] == "src/auth/tokens.py"

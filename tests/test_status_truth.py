@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from cli_helpers import hippo, index_until_signal
+from fake_embedder import FakeEmbedder
 from helpers_index import sample_repo
 from hippo.core.indexdir import IndexDir
-from hippo.index.embedding.fake import FakeEmbedder
 from hippo.index.indexer import WriterLock, index_repo
 from hippo.index.status import index_status
 from hippo.retrieval.search import Searcher

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from fake_embedder import FakeEmbedder
 from helpers_index import sample_repo
-from hippo.index.embedding.fake import FakeEmbedder
 from hippo.index.indexer import index_repo
 from hippo.index.state import load_state
 from hippo.index.store import Filter, Store
@@ -111,7 +111,7 @@ def test_substring_scan_all_or_any_and_cached_copies(store):
 
 
 def test_nearest_and_fulltext_return_plain_rows(store):
-    from hippo.index.embedding.fake import fake_vector
+    from fake_embedder import fake_vector
 
     near = store.nearest(fake_vector("token expired error"), 3)
     assert len(near) == 3 and all(-1.0 <= r["_cos"] <= 1.0 for r in near)

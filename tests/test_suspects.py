@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from fake_embedder import SPEC as FAKE
 from repo_helpers import git
 
 FILES = {
@@ -62,7 +63,7 @@ def shop(tmp_path_factory):
     assert run.returncode == 1, run.stdout
     output = f"Exit code 1\n{run.stdout}{run.stderr}"
     assert "vat_rate" not in output and "rates.py" not in output  # the traceback does not show the bug
-    embedder = load_embedder("fake")
+    embedder = load_embedder(FAKE)
     index_repo(root, embedder=embedder)
     return root, embedder, output
 

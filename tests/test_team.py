@@ -16,10 +16,11 @@ from pathlib import Path
 
 import pytest
 
+from fake_embedder import SPEC as FAKE
+from fake_embedder import FakeEmbedder
 from helpers_index import sample_repo
 from hippo.core.config import load_settings
 from hippo.core.errors import HippoError
-from hippo.index.embedding.fake import FakeEmbedder
 from hippo.index.indexer import index_repo
 from hippo.index.state import load_state
 from hippo.retrieval.search import Searcher
@@ -76,7 +77,7 @@ def shared(s3_endpoint, monkeypatch):
                  aws_secret_access_key="testing").create_bucket(Bucket=bucket)
     uri = f"s3://{bucket}/team/index"
     monkeypatch.setenv("HIPPO_SHARED_INDEX", uri)
-    monkeypatch.setenv("HIPPO_MODEL", "fake")
+    monkeypatch.setenv("HIPPO_MODEL", FAKE)
     return uri
 
 
@@ -106,7 +107,7 @@ def rows_of(index_dir: Path) -> dict[str, tuple]:
 
 def full_local(root: Path, tmp: Path) -> tuple[Path, object, FakeEmbedder]:
     """A from-scratch local index of `root`'s tree in a separate directory (no shared index)."""
-    settings = load_settings(root, env={"HIPPO_MODEL": "fake", "HIPPO_INDEX_DIR": str(tmp)})
+    settings = load_settings(root, env={"HIPPO_MODEL": FAKE, "HIPPO_INDEX_DIR": str(tmp)})
     emb = FakeEmbedder()
     rep = index_repo(root, settings, embedder=emb)
     return tmp, rep, emb
@@ -138,7 +139,7 @@ def test_publish_uploads_lance_tables_then_manifest(tmp_path, shared, monkeypatc
     assert seen["manifest"] is None and "state.json" in seen["files"]
     loc = team.parse_location(shared)
     m = team.read_manifest(loc, head)
-    assert m is not None and m.commit == head and m.model_id == "fake" and m.publish_id == rep.publish_id
+    assert m is not None and m.commit == head and m.model_id == FAKE and m.publish_id == rep.publish_id
     assert m.chunks == rep.chunks > 0 and m.schema_version >= 1 and m.created_at > 0
     assert seen["files"] == m.files  # the manifest lists exactly what was uploaded
     # any LanceDB client can open the snapshot straight from S3
@@ -194,7 +195,7 @@ def test_clone_seeds_from_shared_and_embeds_only_local_changes(tmp_path, shared)
     for query, kw in (("Token is too old", ["TokenExpiredError"]), ("revoke a token", []),
                       ("open a session for a user", []), ("retry with backoff", []), ("cart total", [])):
         a = Searcher(dev, settings, embedder=emb).search(query, keywords=kw)
-        b = Searcher(dev, load_settings(dev, env={"HIPPO_MODEL": "fake", "HIPPO_INDEX_DIR": str(full_dir)}),
+        b = Searcher(dev, load_settings(dev, env={"HIPPO_MODEL": FAKE, "HIPPO_INDEX_DIR": str(full_dir)}),
                      embedder=full_emb).search(query, keywords=kw)
         assert [(h.path, h.start_line, h.end_line) for h in a.hits] == \
             [(h.path, h.start_line, h.end_line) for h in b.hits], query
@@ -219,9 +220,9 @@ def test_nearest_compatible_ancestor_is_used(tmp_path, shared):
     other = team.read_manifest(loc, base)
     other.commit, other.model_id = heads[1], "some/other-model"
     team._write(fs, loc.join(heads[1], team.MANIFEST), other.to_json().encode())
-    found = team.find_base(loc, heads, "fake", other.schema_version)
+    found = team.find_base(loc, heads, FAKE, other.schema_version)
     assert found is not None and found.commit == base
-    assert team.find_base(loc, heads[:2], "fake", other.schema_version) is None
+    assert team.find_base(loc, heads[:2], FAKE, other.schema_version) is None
 
 
 def test_incomplete_snapshot_is_refused_and_index_falls_back(tmp_path, shared):
@@ -241,7 +242,7 @@ def test_incomplete_snapshot_is_refused_and_index_falls_back(tmp_path, shared):
 # --- concurrency -----------------------------------------------------------------------------------
 
 def _cli_env(shared_uri: str) -> dict:
-    env = {**os.environ, **GIT_ENV, "HIPPO_MODEL": "fake", "HIPPO_SHARED_INDEX": shared_uri,
+    env = {**os.environ, **GIT_ENV, "HIPPO_MODEL": FAKE, "HIPPO_SHARED_INDEX": shared_uri,
            "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", "")}
     env.pop("HIPPO_INDEX_DIR", None)
     return env
@@ -283,7 +284,7 @@ def test_unreachable_remote_falls_back_to_local_and_says_so_once(tmp_path, monke
     monkeypatch.setenv("HIPPO_S3_ENDPOINT", f"http://127.0.0.1:{_free_port()}")  # nothing listens there
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "x")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "x")
-    monkeypatch.setenv("HIPPO_MODEL", "fake")
+    monkeypatch.setenv("HIPPO_MODEL", FAKE)
     dev = sample_repo(tmp_path, "dev")
     started = time.monotonic()
     first = team.sync_base(dev, load_settings(dev))
@@ -343,7 +344,7 @@ def test_parse_location():
 
 
 def test_manifest_validation():
-    good = team.Manifest(commit="a" * 40, model_id="fake", dim=384, schema_version=1, publish_id="p1",
+    good = team.Manifest(commit="a" * 40, model_id=FAKE, dim=384, schema_version=1, publish_id="p1",
                          created_at=1.0, chunks=3, files={"state.json": 10, "db/x.lance": 5})
     assert team.Manifest.from_json(good.to_json()) == good
     for broken in ('{"commit": "abc"', "[]", good.to_json().replace('"p1"', '"../p1"'),
@@ -352,7 +353,7 @@ def test_manifest_validation():
 
 
 def test_sync_never_raises(tmp_path, monkeypatch):
-    monkeypatch.setenv("HIPPO_MODEL", "fake")
+    monkeypatch.setenv("HIPPO_MODEL", FAKE)
     dev = sample_repo(tmp_path, "dev")
     monkeypatch.setenv("HIPPO_SHARED_INDEX", "gs://unsupported/x")
     res = team.sync_base(dev, load_settings(dev))
@@ -369,7 +370,7 @@ def test_sync_never_raises(tmp_path, monkeypatch):
 
 def test_directory_location_round_trip(tmp_path, monkeypatch):
     """A plain directory (e.g. a network share) works like a bucket."""
-    monkeypatch.setenv("HIPPO_MODEL", "fake")
+    monkeypatch.setenv("HIPPO_MODEL", FAKE)
     monkeypatch.setenv("HIPPO_SHARED_INDEX", str(tmp_path / "share"))
     ci = sample_repo(tmp_path, "ci")
     pub = team.publish(ci, load_settings(ci), embedder=FakeEmbedder())
@@ -425,7 +426,7 @@ def surfaces_text(root: Path, tmp_path: Path) -> str:
     from mcp_helpers import run_session
     from mcp_helpers import tool_text as _text
 
-    env = {**os.environ, "HIPPO_MODEL": "fake", "HIPPO_NO_SERVER": "1", "HIPPO_HOME": str(tmp_path / "home"),
+    env = {**os.environ, "HIPPO_MODEL": FAKE, "HIPPO_NO_SERVER": "1", "HIPPO_HOME": str(tmp_path / "home"),
            "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", "")}
     env.pop("HIPPO_SHARED_INDEX", None)
     out = []
@@ -446,7 +447,7 @@ def any_location(request, tmp_path, monkeypatch):
     """The same checks against the S3 server and against a plain directory."""
     if request.param == "s3":
         return request.getfixturevalue("shared")
-    monkeypatch.setenv("HIPPO_MODEL", "fake")
+    monkeypatch.setenv("HIPPO_MODEL", FAKE)
     monkeypatch.setenv("HIPPO_SHARED_INDEX", str(tmp_path / "share"))
     return str(tmp_path / "share")
 
@@ -472,7 +473,7 @@ def test_poisoned_base_rows_are_dropped_and_the_file_indexed_locally(tmp_path, a
 def test_rows_that_differ_from_the_live_file_are_never_shown(tmp_path, monkeypatch):
     """Whatever put them there: a hit whose text the changed file no longer holds is dropped, on the CLI and
     in MCP (the retrieval layer checks every hit against the live file)."""
-    monkeypatch.setenv("HIPPO_MODEL", "fake")
+    monkeypatch.setenv("HIPPO_MODEL", FAKE)
     dev = sample_repo(tmp_path, "dev")
     index_repo(dev, load_settings(dev), embedder=FakeEmbedder())
     poison(dev / ".hippo")
@@ -594,7 +595,7 @@ def test_a_repository_cannot_raise_the_download_cap(tmp_path, monkeypatch):
 def test_a_later_base_is_verified_by_the_local_rows_yet_poison_is_still_caught(tmp_path, monkeypatch):
     """A second base chunks only the files whose rows the trusted local index does not already hold; a
     poisoned file of an otherwise unchanged base is still refused."""
-    monkeypatch.setenv("HIPPO_MODEL", "fake")
+    monkeypatch.setenv("HIPPO_MODEL", FAKE)
     monkeypatch.setenv("HIPPO_SHARED_INDEX", str(tmp_path / "share"))
     ci, _pub = publish_sample(tmp_path)
     dev = clone(ci, tmp_path / "dev")
@@ -623,7 +624,7 @@ def test_a_later_base_is_verified_by_the_local_rows_yet_poison_is_still_caught(t
 def test_an_index_seeded_before_verification_is_replaced_by_a_verified_base(tmp_path, monkeypatch):
     """An index seeded by an older hippo (no `verified` mark) may hold poisoned rows: the next sync seeds
     again and verifies, instead of keeping it because it is at the base commit."""
-    monkeypatch.setenv("HIPPO_MODEL", "fake")
+    monkeypatch.setenv("HIPPO_MODEL", FAKE)
     monkeypatch.setenv("HIPPO_SHARED_INDEX", str(tmp_path / "share"))
     ci, _pub = publish_sample(tmp_path)
     dev = clone(ci, tmp_path / "dev")

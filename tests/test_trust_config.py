@@ -63,6 +63,20 @@ def test_hostile_repo_config_is_clamped_and_defaulted(tmp_path):
     assert len(problems) <= 13 and all("\n" not in p for p in problems)
 
 
+@pytest.mark.parametrize("name, toml", [
+    ("hippo.toml", 'model = "evil_plugin:make"\n'),
+    (".hippo/config.toml", '[hippo]\nmodel = "os:system"\n'),
+])
+def test_a_repo_config_cannot_make_hippo_import_a_module(tmp_path, name, toml):
+    """A `module:factory` model imports and runs Python code: only HIPPO_MODEL may name one, never a clone."""
+    root = _repo(tmp_path, toml, name)
+    s, problems = check_settings(root, env={})
+    assert s.model == Settings().model
+    assert problems == [f"{name}: model can only be set by HIPPO_MODEL (a repository may not choose it); ignored"]
+    s, problems = check_settings(root, env={"HIPPO_MODEL": "fake_embedder:FakeEmbedder"})
+    assert s.model == "fake_embedder:FakeEmbedder"  # the environment may
+
+
 @pytest.mark.parametrize("toml, field, expected", [
     ("threads = true", "threads", 0),  # a bool is not a number of threads
     ("threads = -3", "threads", 0),

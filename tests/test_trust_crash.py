@@ -201,7 +201,7 @@ def test_corrupt_index_is_detected_rebuilt_and_reported_once(base, tmp_path, dam
 
 def test_reads_of_a_damaged_index_trigger_one_rebuild(base, tmp_path, monkeypatch):
     """An MCP tool error and a silent hook mark the index damaged; the CLI search rebuilds, then answers."""
-    from hippo.index.embedding.fake import FakeEmbedder
+    from fake_embedder import FakeEmbedder
     from hippo.retrieval.search import Searcher
     from hippo.surfaces.mcp_server import SearchService, call_tool
 

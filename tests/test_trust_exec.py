@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from fake_embedder import SPEC as FAKE
 from hippo.core import runtime as common
 from hippo.surfaces.hooks import prompt_expansion, session_start
 from hippo.surfaces.service import client
@@ -54,7 +55,7 @@ def ran(markers: Path) -> list[str]:
 
 def _env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONSAFEPATH", "HIPPO_LAUNCH_CWD")}
-    env.update({"HIPPO_MODEL": "fake", "HIPPO_NO_BACKGROUND_INDEX": "1", "HIPPO_SERVER": "ask"}, **extra)
+    env.update({"HIPPO_MODEL": FAKE, "HIPPO_NO_BACKGROUND_INDEX": "1", "HIPPO_SERVER": "ask"}, **extra)
     return env
 
 

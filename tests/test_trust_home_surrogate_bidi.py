@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from fake_embedder import SPEC as FAKE
 from helpers_index import sample_repo
 from hippo.core.home_guard import is_home_or_above, refusal
 from hippo.surfaces.cli import cli
@@ -39,7 +40,7 @@ def fake_home(tmp_path, monkeypatch):
     (home / ".kube" / "config").write_text("users:\n- name: admin\n  user:\n    token: kubetoken1234567890\n")
     (home / "notes.md").write_text("# notes\n")
     monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("HIPPO_MODEL", "fake")
+    monkeypatch.setenv("HIPPO_MODEL", FAKE)
     monkeypatch.delenv("HIPPO_INDEX_DIR", raising=False)
     return home
 
@@ -86,7 +87,7 @@ def test_the_guard_covers_root_and_spares_projects_and_dotfile_repos(tmp_path, g
 
 @pytest.fixture(scope="module")
 def indexed_sample(tmp_path_factory):
-    from hippo.index.embedding.fake import FakeEmbedder
+    from fake_embedder import FakeEmbedder
     from hippo.index.indexer import index_repo
 
     root = sample_repo(tmp_path_factory.mktemp("surrogate"))
@@ -98,7 +99,7 @@ class RawMcp:
     """`python -m hippo mcp` spoken to in raw JSON-RPC lines (an SDK client would refuse to send them)."""
 
     def __init__(self, root: Path) -> None:
-        env = {**os.environ, "HIPPO_MODEL": "fake", "HIPPO_PROJECT_DIR": str(root)}
+        env = {**os.environ, "HIPPO_MODEL": FAKE, "HIPPO_PROJECT_DIR": str(root)}
         self.proc = subprocess.Popen([sys.executable, "-m", "hippo", "mcp"], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, cwd=root)
         self.buf = b""
@@ -179,7 +180,7 @@ RAW = (RLO, "\x1b", "\u200b")
 
 @pytest.fixture(scope="module")
 def bidi_repo(tmp_path_factory):
-    from hippo.index.embedding.fake import FakeEmbedder
+    from fake_embedder import FakeEmbedder
     from hippo.index.indexer import index_repo
     from repo_helpers import git, write_files
 
@@ -195,7 +196,7 @@ def bidi_repo(tmp_path_factory):
 
 def _search(root: Path, fmt: str) -> str:
     res = CliRunner().invoke(cli, ["search", "marker", "-w", "evil_marker", "-w", "clear_marker", "-w", "zero_marker",
-                                   "--k", "10", "--format", fmt, "--repo", str(root)], env={"HIPPO_MODEL": "fake"})
+                                   "--k", "10", "--format", fmt, "--repo", str(root)], env={"HIPPO_MODEL": FAKE})
     assert res.exit_code == 0, res.output
     return res.output
 

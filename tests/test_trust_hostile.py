@@ -27,8 +27,8 @@ from trustkit import (  # noqa: E402
     snapshot,
 )
 
+from fake_embedder import FakeEmbedder  # noqa: E402
 from hippo.core.errors import BadQueryError  # noqa: E402
-from hippo.index.embedding.fake import FakeEmbedder  # noqa: E402
 from hippo.index.indexer import index_repo  # noqa: E402
 from hippo.retrieval.search import Searcher  # noqa: E402
 from hippo.surfaces.mcp_server import SearchService, call_tool  # noqa: E402

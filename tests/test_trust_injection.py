@@ -18,7 +18,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "trust"))
 from trustkit import check_hook_output, failure_payload, git, hippo_in_process, session_payload  # noqa: E402
 
-from hippo.index.embedding.fake import FakeEmbedder  # noqa: E402
+from fake_embedder import FakeEmbedder  # noqa: E402
 from hippo.retrieval.render import to_xml  # noqa: E402
 from hippo.retrieval.search import Searcher  # noqa: E402
 from hippo.surfaces.mcp_server import INSTRUCTIONS, SearchService, call_tool  # noqa: E402

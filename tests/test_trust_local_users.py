@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from fake_embedder import SPEC as FAKE
 from helpers_index import sample_repo
 from hippo.core import indexdir
 from hippo.surfaces.service import client
@@ -123,7 +124,7 @@ def _everything_under(d: Path) -> list[Path]:
 def _index(root: Path, monkeypatch) -> Path:
     from hippo.index.indexer import index_repo
 
-    monkeypatch.setenv("HIPPO_MODEL", "fake")
+    monkeypatch.setenv("HIPPO_MODEL", FAKE)
     monkeypatch.delenv("HIPPO_INDEX_DIR", raising=False)
     index_repo(root)
     return root / ".hippo"
@@ -169,7 +170,7 @@ def test_an_index_dir_elsewhere_is_made_private_whatever_the_umask(shared_place,
 
     root = _repo_with_a_private_file(shared_place)
     elsewhere = shared_place / "indexes" / "sample"
-    monkeypatch.setenv("HIPPO_MODEL", "fake")
+    monkeypatch.setenv("HIPPO_MODEL", FAKE)
     monkeypatch.setenv("HIPPO_INDEX_DIR", str(elsewhere))
     old = os.umask(0)
     try:

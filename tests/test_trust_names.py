@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from fake_embedder import SPEC as FAKE
 from repo_helpers import git, hippo_in_process
 
-ENV = {"HIPPO_MODEL": "fake", "HIPPO_NO_SERVER": "1", "HIPPO_NO_BACKGROUND_INDEX": "1"}
+ENV = {"HIPPO_MODEL": FAKE, "HIPPO_NO_SERVER": "1", "HIPPO_NO_BACKGROUND_INDEX": "1"}
 
 
 def hippo(args, root):
@@ -78,8 +79,8 @@ def test_non_git_directory_walk_skips_them_too(tmp_path):
 def test_a_file_the_chunker_chokes_on_is_skipped_and_reported(tmp_path, monkeypatch):
     """Any per-file exception while chunking (here: a chunker bug on one file) skips that file, not the run."""
     import hippo.index.chunking
+    from fake_embedder import FakeEmbedder
     from hippo.core.config import load_settings
-    from hippo.index.embedding.fake import FakeEmbedder
     from hippo.index.indexer import index_repo
     from hippo.index.state import load_state
 

@@ -8,6 +8,7 @@ import sys
 
 import pytest
 
+from fake_embedder import SPEC as FAKE
 from hippo.core.config import load_settings
 from repo_helpers import git, hippo_in_process, write_files
 
@@ -24,7 +25,7 @@ def _repo(tmp_path, files):
 
 def _index(root):
     """`hippo index` in this process (the session fixture already cleared HIPPO_INDEX_DIR)."""
-    return hippo_in_process(["index", "--quiet", "--repo", str(root)], env={"HIPPO_MODEL": "fake"})
+    return hippo_in_process(["index", "--quiet", "--repo", str(root)], env={"HIPPO_MODEL": FAKE})
 
 
 @pytest.mark.parametrize("config_file", ["hippo.toml", ".hippo/config.toml"])
@@ -88,7 +89,7 @@ def test_committed_symlink_inside_hippo_is_refused_and_target_untouched(tmp_path
     payload = {"session_id": "s", "cwd": str(root), "hook_event_name": "PostToolUseFailure", "tool_name": "Bash",
                "tool_input": {"command": "python a.py"}, "error": "Exit code 1\nValueError: boom"}
     hook = subprocess.run([sys.executable, "-m", "hippo", "hook", "tool-failure"], input=json.dumps(payload).encode(),
-                          env={**os.environ, "HIPPO_MODEL": "fake", "HIPPO_NO_SERVER": "1", "HIPPO_NO_BACKGROUND_INDEX": "1"}, capture_output=True,
+                          env={**os.environ, "HIPPO_MODEL": FAKE, "HIPPO_NO_SERVER": "1", "HIPPO_NO_BACKGROUND_INDEX": "1"}, capture_output=True,
                           timeout=60)
     assert hook.returncode == 0 and hook.stdout == b""
     assert target.read_text() == "ssh-ed25519 AAAA important"
@@ -126,13 +127,13 @@ def _planted_repo(tmp_path):
 
 
 def _hook(root, event, payload, home):
-    env = {"HIPPO_MODEL": "fake", "HIPPO_NO_SERVER": "1", "HIPPO_NO_BACKGROUND_INDEX": "1", "HIPPO_HOME": str(home)}
+    env = {"HIPPO_MODEL": FAKE, "HIPPO_NO_SERVER": "1", "HIPPO_NO_BACKGROUND_INDEX": "1", "HIPPO_HOME": str(home)}
     return hippo_in_process(["hook", event], cwd=root, env=env, stdin=json.dumps(payload).encode())
 
 
 def _search(root):
     return hippo_in_process(["search", "--format", "json", "evil", "-w", "PLANTED_SNIPPET_7f3a", "--repo", str(root)],
-                            env={"HIPPO_MODEL": "fake"})
+                            env={"HIPPO_MODEL": FAKE})
 
 
 @pytest.fixture
@@ -141,7 +142,7 @@ def planted(tmp_path):
 
 
 def test_planted_index_is_served_by_no_reader(planted, tmp_path):
-    from hippo.index.embedding.fake import FakeEmbedder
+    from fake_embedder import FakeEmbedder
     from hippo.retrieval.search import Searcher
     from hippo.surfaces.mcp_server import SearchService, call_tool
     from hippo.surfaces.service.server import QueryServer

@@ -124,7 +124,7 @@ def test_nothing_stored(planted):
 
 @pytest.mark.slow  # real processes or a big index: `make check` runs it, `make test-fast` skips it
 def test_nothing_shown(planted):
-    from hippo.index.embedding.fake import FakeEmbedder
+    from fake_embedder import FakeEmbedder
     from hippo.retrieval.render import to_json, to_text, to_xml
     from hippo.retrieval.search import Searcher
     from hippo.surfaces.hooks.prompt_expansion import rag_context

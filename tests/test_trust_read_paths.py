@@ -16,9 +16,10 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "trust"))
 from trustkit import check_hook_output, failure_payload, git, hippo, make_repo, session_payload, traceback_error  # noqa: E402
 
+from fake_embedder import SPEC as FAKE  # noqa: E402
+from fake_embedder import FakeEmbedder  # noqa: E402
 from hippo.core.config import Settings  # noqa: E402
 from hippo.core.repo_read import RefusedRead, RepoReader, read_regular  # noqa: E402
-from hippo.index.embedding.fake import FakeEmbedder  # noqa: E402
 from hippo.retrieval.search import Searcher  # noqa: E402
 
 HOOK_TIMEOUT = 60  # a reader blocked on a FIFO never returns; this turns that into a failure
@@ -207,7 +208,7 @@ def _capped(code: str, root: Path, stdin: bytes = b"") -> subprocess.CompletedPr
         resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
 
     return subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, timeout=HOOK_TIMEOUT,
-                          input=stdin, preexec_fn=cap, env={**os.environ, "HIPPO_MODEL": "fake", "HIPPO_NO_BACKGROUND_INDEX": "1",
+                          input=stdin, preexec_fn=cap, env={**os.environ, "HIPPO_MODEL": FAKE, "HIPPO_NO_BACKGROUND_INDEX": "1",
                                                "HIPPO_NO_SERVER": "1"})
 
 

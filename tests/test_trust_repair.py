@@ -126,7 +126,7 @@ def test_failure_hook_stays_silent_and_leaves_the_rebuild_to_the_indexer(repo, e
 def test_warm_server_drops_its_handle_and_triggers_the_rebuild(repo, expected, damage, monkeypatch):
     """A server started over damaged files (the next session) stays silent, marks the index and serves again
     once it is rebuilt; one that was already warm (pages cached) keeps answering and moves to the rebuild."""
-    from hippo.index.embedding.fake import FakeEmbedder
+    from fake_embedder import FakeEmbedder
     from hippo.surfaces.service.server import QueryServer
 
     monkeypatch.setenv("HIPPO_NO_BACKGROUND_INDEX", "1")
@@ -152,7 +152,7 @@ def test_warm_server_drops_its_handle_and_triggers_the_rebuild(repo, expected, d
 
 
 def test_mcp_tool_reports_damage_in_one_message_and_triggers_the_rebuild(repo, monkeypatch):
-    from hippo.index.embedding.fake import FakeEmbedder
+    from fake_embedder import FakeEmbedder
     from hippo.retrieval.search import Searcher
     from hippo.surfaces.mcp_server import SearchService, call_tool
 

@@ -25,8 +25,8 @@ from trustkit import (  # noqa: E402
     session_payload,
 )
 
+from fake_embedder import FakeEmbedder  # noqa: E402
 from hippo.core.secrets import redact  # noqa: E402
-from hippo.index.embedding.fake import FakeEmbedder  # noqa: E402
 from hippo.retrieval.render import to_json, to_text, to_xml  # noqa: E402
 from hippo.retrieval.search import Searcher  # noqa: E402
 from hippo.surfaces.mcp_server import SearchService, call_tool  # noqa: E402

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import hippo.index.store as store_mod
-from hippo.index.embedding.fake import FakeEmbedder
+from fake_embedder import FakeEmbedder
 from hippo.index.indexer import index_repo
 from hippo.retrieval.search import Searcher
 from repo_helpers import git, write_files

@@ -2,8 +2,8 @@
 then docs, so a stopped or still-running build has its vectors where the user works."""
 from __future__ import annotations
 
+from fake_embedder import FakeEmbedder
 from hippo.core import gitutil
-from hippo.index.embedding.fake import FakeEmbedder
 from hippo.index.indexer import index_repo, vector_priority
 from repo_helpers import git
 

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
+from fake_embedder import FakeEmbedder
 from hippo.core.textutil import query_terms
-from hippo.index.embedding.fake import FakeEmbedder
 from hippo.index.indexer import index_repo
 from hippo.retrieval.filerank import path_terms, rank_files
 from hippo.retrieval.render import to_xml

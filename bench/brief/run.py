@@ -27,6 +27,9 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parents[1]))  # the repository root, for bench.fake_model
+from bench.fake_model import use_fake  # noqa: E402
+
 FACTS = HERE / "facts.json"
 FACT_NAMES = ("test", "test_one", "lint", "format", "source_dir", "install", "build")
 
@@ -49,8 +52,9 @@ def checkout(src: Path, dest: Path, commit: str) -> Path:
 
 def run_hook(root: Path, lib: Path, home: Path, session: str) -> tuple[float, str]:
     shutil.rmtree(root / ".hippo", ignore_errors=True)  # every run is a first session
-    env = {**os.environ, "PYTHONPATH": str(lib), "HIPPO_HOME": str(home), "HIPPO_MODEL": "fake",
-           "HIPPO_NO_BACKGROUND_INDEX": "1", "HIPPO_NO_SERVER": "1"}
+    fake = use_fake()  # the tests' embedder (no index here, so it never embeds; no model is built either)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(lib), os.environ["PYTHONPATH"]]), "HIPPO_HOME": str(home),
+           "HIPPO_MODEL": fake, "HIPPO_NO_BACKGROUND_INDEX": "1", "HIPPO_NO_SERVER": "1"}
     payload = {"session_id": session, "transcript_path": str(home / "t.jsonl"), "cwd": str(root),
                "hook_event_name": "SessionStart", "source": "startup"}
     t = time.perf_counter()

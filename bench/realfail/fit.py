@@ -28,6 +28,7 @@ REG = 0.3  # per unit of weight moved from the starting point: a move must gain 
 
 
 def record(args) -> int:
+    from bench.fake_model import use_fake
     from bench.realfail import run, scoring
     from hippo.index.embedding import load_embedder
     from hippo.push.diagnosis import suspects
@@ -49,7 +50,7 @@ def record(args) -> int:
     suspects.rank = capture  # type: ignore[assignment]
     depth = suspects.MAX_DEPTH
     suspects.MAX_DEPTH = args.depth or depth  # a deeper record: `fit --max-distance` compares depths
-    embedder = load_embedder("fake") if args.fast else load_embedder()
+    embedder = load_embedder(use_fake()) if args.fast else load_embedder()
     out = args.out.open("w")
     try:
         for case, work, searcher in run.prepared(cases, embedder, args.fast):

@@ -9,7 +9,8 @@ the error message.
 
     python -m bench.realfail.run [--fast] [--kind fix|mutation|env] [--repo R] [--limit N] [--case ID]
 
---fast uses hippo's fake embedder (no model: the keyword half of hybrid search is what is measured).
+--fast uses the tests' fake embedder (tests/fake_embedder.py, loaded as a plugin: no model, so the keyword
+half of hybrid search is what is measured).
 Writes results/<stamp>.json (every case: spans, scores, the injected text) and results/latest.{json,md}.
 """
 from __future__ import annotations
@@ -342,6 +343,7 @@ def main(argv: list[str] | None = None) -> int:
         print(render(summarise(records), meta))
         print(tables.render(records))
         return 0
+    from bench.fake_model import use_fake
     from hippo.index.embedding import load_embedder
 
     cases = select_cases(args)
@@ -355,7 +357,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     started = time.perf_counter()
     load_start = [round(x, 1) for x in os.getloadavg()]
-    embedder = load_embedder("fake") if args.fast else load_embedder()
+    embedder = load_embedder(use_fake()) if args.fast else load_embedder()
     records = []
     for case, work, searcher in prepared(cases, embedder, args.fast):
         try:

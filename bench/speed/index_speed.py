@@ -1,9 +1,10 @@
 """Full and incremental index cost at a given repo size (one process per size, for its peak memory).
 
-    python -m bench.speed.index_speed --source DIR --files N --work DIR [--model fake]
+    python -m bench.speed.index_speed --source DIR --files N --work DIR [--model NAME]
 Builds a git repo of N files by cycling the source tree's code and docs files (each copy gets a
 unique header line, so no two files share content), indexes it from scratch, then re-indexes after
-changing 1 and then 50 committed files. Prints one JSON line.
+changing 1 and then 50 committed files. Prints one JSON line. The embedder is the tests' fake one
+(tests/fake_embedder.py) unless --model names another.
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import shutil
 import time
 from pathlib import Path
 
+from bench.fake_model import use_fake
 from bench.quality.corpora import git, init_repo
 from bench.speed.common import dir_bytes, peak_rss_mb
 
@@ -54,13 +56,13 @@ def main() -> None:
     ap.add_argument("--source", required=True)
     ap.add_argument("--files", type=int, required=True)
     ap.add_argument("--work", required=True)
-    ap.add_argument("--model", default="fake")
+    ap.add_argument("--model", help="embedder (default: the tests' fake, fake_embedder:FakeEmbedder)")
     a = ap.parse_args()
     from hippo.index.embedding import load_embedder
     from hippo.index.indexer import index_repo
 
     root = build_repo(Path(a.source), Path(a.work) / f"repo-{a.files}", a.files)
-    emb = load_embedder(a.model)
+    emb = load_embedder(a.model or use_fake())
     t = time.perf_counter()
     rep = index_repo(root, embedder=emb)
     full_s = time.perf_counter() - t

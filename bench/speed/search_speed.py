@@ -2,8 +2,9 @@
 
     python -m bench.speed.search_speed --rows N --work DIR [--source DIR]
 Rows get text made of real source lines (sampled with a fixed seed) and random unit vectors; the
-query vector comes from the fake embedder, so this measures the store + fusion + ranking path, not
-the model (the model's query embedding is reported separately). Prints one JSON line.
+query vector comes from the tests' fake embedder (tests/fake_embedder.py), so this measures the store +
+fusion + ranking path, not the model (the model's query embedding is reported separately). Prints one
+JSON line.
 """
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import shutil
 import time
 from pathlib import Path
 
+from bench.fake_model import use_fake
 from bench.speed.common import dir_bytes, pct, peak_rss_mb
 
 QUERIES = [
@@ -66,7 +68,7 @@ def build(index_dir: Path, rows: int, source: Path | None) -> float:
         table = pa.Table.from_arrays(arrays, schema=chunk_schema(384))
         store.chunks(create=True).add(table)
     store.ensure_indexes()
-    save_state(index_dir, IndexState(model_id="fake", dim=384, complete=True, vectors_complete=True))
+    save_state(index_dir, IndexState(model_id=use_fake(), dim=384, complete=True, vectors_complete=True))
     return time.perf_counter() - t
 
 
@@ -77,7 +79,8 @@ def main() -> None:
     ap.add_argument("--source", default="")
     ap.add_argument("--repeat", type=int, default=3)
     a = ap.parse_args()
-    from hippo.index.embedding.fake import FakeEmbedder
+    use_fake()
+    from fake_embedder import FakeEmbedder
     from hippo.retrieval.search import Searcher
 
     root = Path(a.work) / f"search-{a.rows}"

@@ -23,6 +23,7 @@ import threading
 import time
 from pathlib import Path
 
+from bench.fake_model import use_fake
 from bench.hook_bench import build_repo, timed
 from bench.speed.common import pct
 
@@ -60,13 +61,14 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=15)
     ap.add_argument("--slow", type=int, default=10)
     ap.add_argument("--interval", type=float, default=4.0)
-    ap.add_argument("--fake", action="store_true", help="the fake embedder instead of the real model")
+    ap.add_argument("--fake", action="store_true", help="the tests' fake embedder instead of the real model")
     a = ap.parse_args()
     from hippo.surfaces.service.client import request, socket_path
 
     tmp = Path(tempfile.mkdtemp(prefix="hippo-slow-"))
     root = build_repo(tmp / "repo", a.copies).resolve()
-    env = {**os.environ, "HIPPO_NO_BACKGROUND_INDEX": "1", **({"HIPPO_MODEL": "fake"} if a.fake else {})}
+    model = {"HIPPO_MODEL": use_fake()} if a.fake else {}  # before os.environ is copied (it sets PYTHONPATH)
+    env = {**os.environ, "HIPPO_NO_BACKGROUND_INDEX": "1", **model}
     idx = root / ".hippo"
     subprocess.run([sys.executable, "-m", "hippo", "index", "--quiet"], cwd=root, env=env, check=True)
     traceback = subprocess.run([sys.executable, "-m", "shop.main"], cwd=root / "py", capture_output=True, text=True)

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from e2e.e2e_harness import REPO, find_claude, index_repo, make_fixture_repo, stop_warm_server
+from fake_embedder import SPEC as FAKE
 
 collect_ignore_glob = ["fixtures/*"]
 
@@ -57,10 +58,11 @@ def ledger_repo(tmp_path: Path, _indexed_templates: dict) -> Iterator[Callable[.
 
     made: list[Path] = []
 
-    def make(model: str | None = "fake", name: str = "ledgerly") -> Path:
+    def make(model: str | None = FAKE, name: str = "ledgerly") -> Path:
         key = (name, model)
         if key not in _indexed_templates:
-            src = make_fixture_repo(name, _indexed_templates["dir"] / f"{name}-{model or 'default'}" / name)
+            tag = (model or "default").replace(":", "-")
+            src = make_fixture_repo(name, _indexed_templates["dir"] / f"{name}-{tag}" / name)
             index_repo(src, model)
             _indexed_templates[key] = src
         dest = tmp_path / name

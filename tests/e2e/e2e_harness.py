@@ -19,6 +19,9 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+from fake_embedder import SPEC as FAKE
+from fake_embedder import with_tests_dir
+
 CLAUDE_VERSION = "2.1.332"
 REPO = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
@@ -93,12 +96,13 @@ def hippo_home() -> str:
     return os.environ.get("HIPPO_HOME") or str(Path.home() / ".cache" / "hippo")
 
 
-def base_env(home: Path, model: str | None = "fake", **extra: str) -> dict[str, str]:
+def base_env(home: Path, model: str | None = FAKE, **extra: str) -> dict[str, str]:
     """A clean environment for the client: throwaway HOME, no updater, no telemetry, dummy key.
 
     The venv's bin goes first on PATH so the plugin launcher finds `hippo` (and the scripted Bash
     commands run the venv's python). `model` becomes HIPPO_MODEL for the hooks (None: the real
-    default model); it must match the model the fixture repo was indexed with.
+    default model; the default is the test embedder plugin, which the hooks import from the tests
+    directory on PYTHONPATH); it must match the model the fixture repo was indexed with.
     """
     env = {
         "HOME": str(home),
@@ -109,6 +113,7 @@ def base_env(home: Path, model: str | None = "fake", **extra: str) -> dict[str, 
         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
         "ANTHROPIC_API_KEY": "sk-ant-e2e-dummy-key",
         "HIPPO_HOME": hippo_home(),
+        "PYTHONPATH": with_tests_dir(os.environ.get("PYTHONPATH", "")),  # hooks find fake_embedder
         "LANCEDB_LOG": "error",
         # SessionStart starts a warm query server per repo; tests stop it, this is the backstop.
         "HIPPO_SERVER_IDLE": "120",

@@ -28,9 +28,9 @@ DEFAULT_SPEC_GLOBS = (
 
 
 # Settings a repository's own files may not choose: where hippo writes and deletes (index_dir), what remote
-# it talks to (shared_index) and what it downloads (model). A cloned repo is untrusted input; these come
-# only from the environment (HIPPO_INDEX_DIR, HIPPO_SHARED_INDEX, HIPPO_MODEL, HIPPO_RERANK_MODEL), and so does
-# how much of that remote it may download (HIPPO_SHARED_INDEX_MAX_MB).
+# it talks to (shared_index) and what it downloads or imports (model: a `module:factory` spec runs Python code).
+# A cloned repo is untrusted input; these come only from the environment (HIPPO_INDEX_DIR, HIPPO_SHARED_INDEX,
+# HIPPO_MODEL, HIPPO_RERANK_MODEL), and so does how much of that remote it may download (HIPPO_SHARED_INDEX_MAX_MB).
 ENV_ONLY = frozenset({"index_dir", "shared_index", "model", "rerank_model", "shared_index_max_mb"})
 
 
@@ -70,7 +70,7 @@ class Settings:
     """Everything a user can tune. Field names double as toml keys and HIPPO_<NAME> env vars."""
 
     index_dir: str = ""  # default: <repo>/.hippo
-    model: str = DEFAULT_MODEL  # or any fastembed model name (downloads from the hub)
+    model: str = DEFAULT_MODEL  # or any fastembed model name (downloads from the hub), or a `module:factory` plugin
     max_file_bytes: int = 1_000_000
     budget_chars: int = 8000  # total characters of snippets a search returns
     default_k: int = 8

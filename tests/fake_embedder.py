@@ -1,4 +1,8 @@
-"""A deterministic stand-in embedder for tests: no model, instant, and it records its work.
+"""A deterministic stand-in embedder for tests and the benches' fast modes: no model, instant, and it
+records its work.
+
+hippo loads it as a plugin: HIPPO_MODEL=fake_embedder:FakeEmbedder (`SPEC`), with this directory on
+PYTHONPATH (tests/conftest.py puts it there for every child a test starts; bench/fake_model.py for benches).
 
 Vectors are bags of hashed tokens (words plus the parts of camelCase/snake_case identifiers), so
 texts that share words really are closer, which keeps ranking tests meaningful. Every passage batch
@@ -7,14 +11,29 @@ is recorded in `.calls` and every passage in `.texts`, so tests can count re-emb
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+if TYPE_CHECKING:
+    from hippo.index.embedding import Embedder
+
+SPEC = "fake_embedder:FakeEmbedder"  # the model name that selects it; also its model_id, as hippo requires
+TESTS_DIR = Path(__file__).resolve().parent
 FAKE_DIM = 384
 _WORD = re.compile(r"[A-Za-z0-9_]+")
 _PARTS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+
+
+def with_tests_dir(pythonpath: str = "") -> str:
+    """`pythonpath` with the tests directory first (once), so a child can import this module. Empty entries
+    (which would mean the child's working directory) are dropped."""
+    rest = [p for p in pythonpath.split(os.pathsep) if p and p != str(TESTS_DIR)]
+    return os.pathsep.join([str(TESTS_DIR), *rest])
 
 
 def tokens(text: str) -> list[str]:
@@ -49,9 +68,9 @@ def fake_vector(text: str) -> np.ndarray:
 
 
 class FakeEmbedder:
-    """Implements the `Embedder` protocol without a model (`load_embedder("fake")`)."""
+    """Implements the `Embedder` protocol without a model (`load_embedder(SPEC)`)."""
 
-    model_id = "fake"
+    model_id = SPEC
     dim = FAKE_DIM
 
     def __init__(self) -> None:
@@ -70,3 +89,7 @@ class FakeEmbedder:
     def embed_query(self, text: str) -> np.ndarray:
         self.queries.append(text)
         return fake_vector(text)
+
+
+if TYPE_CHECKING:  # mypy (pyproject's mypy files) checks the fake against the protocol hippo loads it as
+    _checked: Embedder = FakeEmbedder()
