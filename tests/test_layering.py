@@ -6,6 +6,7 @@ or a sibling at the same height. Within surfaces/, hooks/ is a thin adapter only
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 LIB = Path(__file__).resolve().parents[1] / "lib" / "hippo"
@@ -30,10 +31,11 @@ def _layer_of(module: str) -> str | None:
     return parts[1] if len(parts) > 1 and parts[0] == "hippo" and parts[1] in LAYERS else None
 
 
-def _modules():
-    for path in sorted(LIB.rglob("*.py")):
-        rel = path.relative_to(LIB)
-        yield rel, (rel.parts[0] if rel.parts[0] in LAYERS else None), _imports(path)
+@functools.cache
+def _modules() -> tuple[tuple[Path, str | None, set[str]], ...]:
+    """(path under lib/hippo, its layer, every name it imports) per module: parsed once for all the tests."""
+    return tuple((rel, (rel.parts[0] if rel.parts[0] in LAYERS else None), _imports(LIB / rel))
+                 for rel in (p.relative_to(LIB) for p in sorted(LIB.rglob("*.py"))))
 
 
 def test_every_module_lives_in_a_layer():
