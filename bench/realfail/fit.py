@@ -3,8 +3,9 @@
 Two steps:
 - `record`: run the failure hook on the tuning split's fix commits (the same trees and indexes as
   bench.realfail.run) and write, per case, every definition the code graph reached with its raw features
-  (suspects.features), whether it overlaps the fix function, and whether hippo's other evidence already
-  shows the fix;
+  (suspects.features), whether it overlaps the fix function (a pointer to it names the fix), whether the
+  window it would show with code does (shown_window), and whether hippo's other evidence already shows
+  the fix;
 - `fit`: a coordinate search over the weights that maximises, on that record, the cases whose fix
   function ranks among the suspects shown with code (SUSPECT_SHOWN, at distance >= 2) plus those among
   the shown and surely pointed-to ones (SUSPECT_SHOWN + POINTERS_RESERVED). No hook runs; seconds.
@@ -38,9 +39,9 @@ def record(args) -> int:
     box: list = []
     original = suspects.rank
 
-    def capture(reached, *a, **kw):
-        ranked = original(reached, *a, **kw)
-        box.append(ranked)
+    def capture(reached, clues, *a, **kw):
+        ranked = original(reached, clues, *a, **kw)
+        box.append((ranked, clues))
         return ranked
 
     lock = run._exclusive_cache()
@@ -62,10 +63,13 @@ def record(args) -> int:
                 continue
             gold = case.get("gold") or {}
             cands = []
-            for s in box[-1] if box else []:
+            ranked, clues = box[-1] if box else ([], set())
+            for s in ranked:
                 span = scoring.Span(s.d.path, s.d.start, s.d.end)
+                lo, hi = shown_window(work, s.d, clues)
                 cands.append({"path": s.d.path, "qual": s.d.qual, "start": s.d.start, "end": s.d.end,
                               "distance": s.distance, "gold": scoring.score([span], gold)["function"],
+                              "gold_shown": scoring.score([scoring.Span(s.d.path, lo, hi)], gold)["function"],
                               "features": s.features})
             row = {"id": case["id"], "repo": case["repo"], "shown_by_frames": rec["shown_by_frames"],
                    "hippo_shown": rec["hippo"]["function"], "hippo_named": rec["hippo"]["named"],
@@ -80,6 +84,32 @@ def record(args) -> int:
         suspects.rank = original  # type: ignore[assignment]
         suspects.MAX_DEPTH = depth
     return 0
+
+
+def shown_window(work: Path, d, clues: set[str]) -> tuple[int, int]:
+    """About the lines a suspect shows when it gets a code slot (pipeline._suspects, evidence.window,
+    policy.select): the whole definition when short, else MAX_SUSPECT_LINES around its line most like the
+    failure, cut to an even share of the code budget. A long definition that holds the fix is named by a
+    pointer, but shown only when this window reaches the fix."""
+    from hippo.push.diagnosis import policy
+    from hippo.push.diagnosis.pipeline import _best_line
+
+    try:
+        lines = (work / d.path).read_text(encoding="utf-8", errors="replace").split("\n")
+    except OSError:
+        return d.start, d.end
+    n = policy.MAX_SUSPECT_LINES
+    focus = _best_line(lines, d.start, d.end, clues) if d.end - d.start + 1 > n else d.start
+    lo = max(d.start, focus - n // 3)
+    hi = min(d.end, lo + n - 1)
+    lo = max(d.start, hi - n + 1)
+    # the code budget is shared: a suspect's span is cut to its share, whole lines around the focus
+    # (policy._cut), so count only the lines that fit
+    room = policy.code_budget(policy.SNIPPET_BUDGET, policy.POINTERS_RESERVED) // policy.SUSPECT_SHOWN
+    text = "\n".join(lines[lo - 1:hi])
+    if len(text) > room:
+        lo, hi, _ = policy._cut(text, lo, focus, room)
+    return lo, hi
 
 
 def _other_shown(rec: dict) -> bool:
@@ -105,7 +135,7 @@ def objective(rows: list[dict], w: dict[str, float], shown_k: int, named_k: int,
                                                         c["distance"], c["path"], c["start"]))
         top = ranked[:named_k]
         code = [c for c in top if c["distance"] >= min_shown_distance][:shown_k]
-        s = r["other_shown"] or any(c["gold"] for c in code)
+        s = r["other_shown"] or any(c.get("gold_shown", c["gold"]) for c in code)
         shown += s
         named += s or any(c["gold"] for c in top)
     return shown, named
