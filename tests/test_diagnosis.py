@@ -524,3 +524,27 @@ def test_a_type_stub_is_never_shown_before_the_implementation(tmp_path):
     hits = _diagnose(root, embedder, error)["hits"]
     assert hits and hits[0]["path"] == "pkg/more.py"
     assert all(h["path"] != "pkg/more.pyi" for h in hits), [(h["path"], h["why"]) for h in hits]
+
+
+def test_a_method_with_a_doc_comment_and_a_return_type_is_shown_from_its_header(tmp_path):
+    """entities' `write(input: string, offset: number): number {` under a 10-line JSDoc: the definition's window
+    showed the comment (the header regex knew no return type); the code graph gives the header line."""
+    doc = "".join(f"     * line {i} of the doc comment\n" for i in range(10))
+    filler = "".join(f"    step{k}(value: number): number {{\n" + "".join(f"        value = value * {i} + {k};\n" for i in range(25))
+                     + "        return value;\n    }\n\n" for k in range(4))
+    root, embedder = _indexed_repo(tmp_path / "repo", {
+        "package.json": '{"name": "ents", "devDependencies": {"jest": "29"}}\n',
+        "src/decode.ts": "export class Decoder {\n    private state = 0;\n\n" + filler + "    /**\n" + doc + "     */\n"
+                         "    write(input: string, offset: number): number {\n"
+                         "        this.state += input.length - offset;\n        return this.state;\n    }\n}\n",
+        "test/decode.test.ts": "import { Decoder } from '../src/decode';\n\n"
+                               "test('writes', () => {\n  const d = new Decoder();\n  expect(d.write('ab', 0)).toBe(3);\n});\n",
+    })
+    error = ("Exit code 1\n FAIL  test/decode.test.ts\n  ● writes\n\n    expect(received).toBe(expected)\n\n"
+             "    Expected: 3\n    Received: 2\n\n      3 | test('writes', () => {\n      4 |   const d = new Decoder();\n"
+             "    > 5 |   expect(d.write('ab', 0)).toBe(3);\n        |                            ^\n\n"
+             "      at Object.<anonymous> (test/decode.test.ts:5:28)\n")
+    hits = _diagnose(root, embedder, error)["hits"]
+    write = [h for h in hits if h["path"] == "src/decode.ts" and "write(input" in h["snippet"]]
+    assert write and write[0]["snippet"].lstrip().startswith("write(input: string"), [(h["why"], h["start_line"], h["snippet"][:60]) for h in hits]
+    assert not any("line 3 of the doc comment" in h["snippet"] for h in hits)

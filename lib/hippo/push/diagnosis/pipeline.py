@@ -425,25 +425,29 @@ class Collector:
             return
         start, end = row["start_line"], row["end_line"]
         if anchor_name and focus == start:
+            d = self._graph_def(path, anchor_name, start, end)
             at = definition_line(text, anchor_name)
-            if at is not None:  # from its header line: the comments and decorators above it say little
+            if d is not None and start <= d.start <= end:  # from its header line: the comments above it say little
+                start = focus = d.start
+            elif at is not None:
                 start = focus = row["start_line"] + at - 1
-            start, end, focus = self._definition_focus(path, anchor_name, (row["start_line"], row["end_line"]),
-                                                       start, end, max_lines)
+            start, end, focus = self._definition_focus(path, d, start, end, max_lines)
             anchor = text[focus - row["start_line"]].strip()[:120] if focus <= row["end_line"] else ""
         self.items.append(Evidence(path, start, end, focus, why, weight, anchor=anchor,
                                    from_index=True, language=row.get("language") or "", max_lines=max_lines))
         self.on_path.add(path)
 
-    def _definition_focus(self, path: str, name: str, chunk: tuple[int, int], start: int, end: int,
-                          max_lines: int) -> tuple[int, int, int]:
-        """(start, end, focus) for a definition found at `start`: its header, unless the definition (its whole
-        extent, from the code graph) runs past the lines shown and its line most like the failure lies below
-        them; then the lines around that one (a bug inside a long function, or in a function nested in it,
-        is seldom in its first lines). A short definition ends where it ends, not where its chunk does."""
+    def _graph_def(self, path: str, name: str, lo: int, hi: int):
+        """The code graph's definition `name` of `path` that starts within lines lo..hi (a chunk), or None."""
         graph = self._graph()
         f = graph.files.get(path) if graph is not None else None
-        d = next((d for d in (f.defs if f else ()) if d.name == name and chunk[0] <= d.start <= chunk[1]), None)
+        return next((d for d in (f.defs if f else ()) if d.name == name and lo <= d.start <= hi), None)
+
+    def _definition_focus(self, path: str, d, start: int, end: int, max_lines: int) -> tuple[int, int, int]:
+        """(start, end, focus) for definition `d` (the graph's, or None) shown from line `start`: its header,
+        unless the definition runs past the lines shown and its line most like the failure lies below them;
+        then the lines around that one (a bug inside a long function, or in a function nested in it, is
+        seldom in its first lines). A short definition ends where it ends, not where its chunk does."""
         lines = self.live.lines(path) or []
         if d is None or d.kind not in ("function", "method") or d.end > len(lines) or d.end < start:
             return start, end, start  # a class shows its header: its methods are suspects of their own
