@@ -362,9 +362,8 @@ class Collector:
         found = self._lookup(list(follow)[:MAX_NAMES])
         for callee, (weight, why, path) in follow.items():
             rows = sorted(found.get(callee) or [], key=lambda r: r["path"] != path)  # stable: same module first
-            for row in rows[:1]:
-                at = definition_line(row["text"].split("\n"), callee) or 1
-                self._add_row(row, row["start_line"] + at - 1, why, weight, anchor_name=callee, max_lines=DEF_LINES)
+            for row in rows[:1]:  # _add_row finds its header line
+                self._add_row(row, row["start_line"], why, weight, anchor_name=callee, max_lines=DEF_LINES)
 
     def _line(self, path: str, line: int) -> str:
         lines = self.live.lines(path) or []
