@@ -339,3 +339,27 @@ def test_names_used_as_values_are_recorded_and_resolved_exactly():
         ("md/filters.py", "strip_ws"), ("md/filters.py", "lower"), ("md/core.py", "Inline")]
     assert [d.qual for d in g.references(g.find("b")[0])] == ["a", "strip"]
     assert [d.qual for d in g.methods(g.find("Inline")[0])] == ["Inline.run", "Inline._helper"]
+
+
+def test_callers_also_lists_where_a_function_is_handed_on_or_registered(git_repo):
+    """A filter registered in a list and run later, or a callback handed to another function, is reached
+    without a call site of its own: `callers` lists those places too, marked resolved="value"."""
+    from hippo.retrieval.render import structure_text
+    from hippo.retrieval.search import Searcher
+    from hippo.retrieval.structure import answer
+
+    root = git_repo({
+        "pkg/__init__.py": "",
+        "pkg/filters.py": "def strip_comments(text):\n    return text\n\n\ndef shout(text):\n    return text + '!'\n",
+        "pkg/stack.py": "from pkg.filters import shout, strip_comments\n\n\n"
+                        "def default_filters():\n    return [strip_comments, shout]\n\n\n"
+                        "def run(text, on_done):\n    return on_done(shout(text))\n\n\n"
+                        "def main(text):\n    return run(text, strip_comments)\n",
+    })
+    index_repo(root, embedder=FakeEmbedder())
+    data = answer(Searcher(root, embedder=FakeEmbedder()), "callers", "strip_comments")
+    got = [(r["symbol"], r["line"], r["resolved"]) for r in data["results"]]
+    assert got == [("default_filters", 5, "value"), ("main", 13, "value")], got
+    data = answer(Searcher(root, embedder=FakeEmbedder()), "callers", "shout")
+    assert [(r["symbol"], r["resolved"]) for r in data["results"]] == [("run", EXACT), ("default_filters", "value")]
+    assert "called or used from 2 place(s)" in structure_text(data) and "[used as a value" in structure_text(data)

@@ -110,6 +110,14 @@ class CodeGraph:
         return out
 
     @functools.cached_property
+    def refs_by_tail(self) -> dict[str, list[Call]]:
+        out: dict[str, list[Call]] = {}
+        for f in self.files.values():
+            for r in f.refs:
+                out.setdefault(r.tail, []).append(r)
+        return out
+
+    @functools.cached_property
     def aliases(self) -> dict[str, set[str]]:
         """Imported name -> the names it is bound to (`import {a as b}`, `from m import a as b`)."""
         out: dict[str, set[str]] = {}
@@ -271,6 +279,19 @@ class CodeGraph:
                 if wanted.intersection(found):
                     out.append((c, how))
         out.sort(key=lambda t: (t[1] != EXACT, t[0].path, t[0].line))
+        return out
+
+    def uses(self, targets: Iterable[Def]) -> list[Call]:
+        """Places that use any of `targets` as a value without calling it there (a callback handed on, a
+        registry entry, a list of filters run later), resolved exactly: who reaches a function this way
+        calls it too, later."""
+        wanted = set(targets)
+        tails = {d.name for d in wanted}
+        for tail in list(tails):
+            tails |= self.aliases.get(tail, set())
+        out = [r for tail in tails for r in self.refs_by_tail.get(tail, [])
+               if (res := self.resolve(r))[1] == EXACT and wanted.intersection(res[0])]
+        out.sort(key=lambda r: (r.path, r.line))
         return out
 
     def constructors(self, cls: Def) -> list[Def]:

@@ -225,10 +225,11 @@ def structure_text(data: dict) -> str:
         lines.extend(_code_lines(d.get("text") or ""))
         lines.append("")
     if op == "callers" and data.get("results"):
-        lines.append(f"called from {len(data['results'])} place(s):")
+        used = any(r["resolved"] == "value" for r in data["results"])
+        lines.append(f"{'called or used' if used else 'called'} from {len(data['results'])} place(s):")
         for r in data["results"]:
             inside = f"in {display(r['symbol'])} ({r['start_line']}-{r['end_line']})" if r["symbol"] else "at module level"
-            weak = "  [by name only]" if r["resolved"] != "exact" else ""
+            weak = {"exact": "", "value": "  [used as a value: handed on or registered]"}.get(r["resolved"], "  [by name only]")
             lines.append(f"  {display(r['path'])}:{r['line']}  {inside}{weak}")
             lines.extend(_code_lines(r.get("text") or "", "      "))
     if op == "callees" and data.get("results"):

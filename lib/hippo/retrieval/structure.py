@@ -13,6 +13,7 @@ from typing import Any
 from hippo.retrieval.codegraph import EXACT, CodeGraph, Def, graph_for
 
 OPS = ("def", "callers", "callees")
+VALUE = "value"  # a caller's `resolved` when the target is used there as a value (handed on, registered), not called
 DEFAULT_LIMIT = 20
 MAX_LIMIT = 200
 DEF_LINES = 8  # lines of a definition shown: its signature and the head of its body
@@ -98,8 +99,12 @@ def _def_row(d: Def, live: _Live) -> dict:
 
 
 def _callers(graph: CodeGraph, target: list[Def], live: _Live, limit: int) -> list[dict]:
+    """Call sites (`resolved` exact or name), then the places that use the target as a value without calling
+    it there (`resolved` "value": a callback handed on, a registry entry), within `limit` in all."""
+    sites = [(call, how) for call, how in graph.callers(target)[:limit]]
+    sites += [(ref, VALUE) for ref in graph.uses(target)[:max(0, limit - len(sites))]]
     out = []
-    for call, how in graph.callers(target)[:limit]:
+    for call, how in sites:
         within = call.within
         out.append({"path": call.path, "line": call.line, "callee": call.callee, "resolved": how,
                     "symbol": within.qual if within else "", "start_line": within.start if within else call.line,
