@@ -73,6 +73,14 @@ class _File:
     raw: str = ""  # the JSON it was parsed from
 
 
+def _by_tail(sites: Iterable[Call]) -> dict[str, list[Call]]:
+    """Call sites (or value uses) by the last part of the name they use."""
+    out: dict[str, list[Call]] = {}
+    for c in sites:
+        out.setdefault(c.tail, []).append(c)
+    return out
+
+
 class CodeGraph:
     """Every file's graph, with the indexes resolution needs. Build once per table version."""
 
@@ -103,19 +111,11 @@ class CodeGraph:
 
     @functools.cached_property
     def calls_by_tail(self) -> dict[str, list[Call]]:
-        out: dict[str, list[Call]] = {}
-        for f in self.files.values():
-            for c in f.calls:
-                out.setdefault(c.tail, []).append(c)
-        return out
+        return _by_tail(c for f in self.files.values() for c in f.calls)
 
     @functools.cached_property
     def refs_by_tail(self) -> dict[str, list[Call]]:
-        out: dict[str, list[Call]] = {}
-        for f in self.files.values():
-            for r in f.refs:
-                out.setdefault(r.tail, []).append(r)
-        return out
+        return _by_tail(r for f in self.files.values() for r in f.refs)
 
     @functools.cached_property
     def aliases(self) -> dict[str, set[str]]:
