@@ -268,10 +268,8 @@ class CodeGraph:
                 if owner is not None:
                     wanted.add(owner)
                     tails.add(owner.name)
-        for tail in list(tails):
-            tails |= self.aliases.get(tail, set())
         out: list[tuple[Call, str]] = []
-        for tail in tails:
+        for tail in self._bound_names(tails):
             for c in self.calls_by_tail.get(tail, []):
                 found, how = self.resolve(c)
                 if how == NAME and (exact_only or len(found) > MAX_NAME_MATCHES):
@@ -286,12 +284,16 @@ class CodeGraph:
         registry entry, a list of filters run later), resolved exactly: who reaches a function this way
         calls it too, later."""
         wanted = set(targets)
-        tails = {d.name for d in wanted}
-        for tail in list(tails):
-            tails |= self.aliases.get(tail, set())
-        out = [r for tail in tails for r in self.refs_by_tail.get(tail, [])
+        out = [r for tail in self._bound_names({d.name for d in wanted}) for r in self.refs_by_tail.get(tail, [])
                if (res := self.resolve(r))[1] == EXACT and wanted.intersection(res[0])]
         out.sort(key=lambda r: (r.path, r.line))
+        return out
+
+    def _bound_names(self, names: set[str]) -> set[str]:
+        """`names` plus every name an import binds them to (`from m import a as b`: a site may say `b`)."""
+        out = set(names)
+        for name in names:
+            out |= self.aliases.get(name, set())
         return out
 
     def constructors(self, cls: Def) -> list[Def]:

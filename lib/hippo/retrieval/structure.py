@@ -101,7 +101,7 @@ def _def_row(d: Def, live: _Live) -> dict:
 def _callers(graph: CodeGraph, target: list[Def], live: _Live, limit: int) -> list[dict]:
     """Call sites (`resolved` exact or name), then the places that use the target as a value without calling
     it there (`resolved` "value": a callback handed on, a registry entry), within `limit` in all."""
-    sites = [(call, how) for call, how in graph.callers(target)[:limit]]
+    sites = graph.callers(target)[:limit]
     sites += [(ref, VALUE) for ref in graph.uses(target)[:max(0, limit - len(sites))]]
     out = []
     for call, how in sites:

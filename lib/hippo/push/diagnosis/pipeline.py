@@ -16,6 +16,7 @@ only when nothing else was found. `policy.select` then keeps the few strongest, 
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 import time
 from collections.abc import Mapping
@@ -275,7 +276,7 @@ class Collector:
         become evidence with code, the next ones pointers."""
         from hippo.push.diagnosis import suspects
 
-        graph = self._graph()
+        graph = self.graph
         if graph is None:
             return
         starts = suspects.test_defs(graph, tests, frames, self._resolve)
@@ -285,7 +286,7 @@ class Collector:
         if not reached:
             return
         test_names = " ".join(d.qual for d in starts)
-        clues = self._clues() - suspects.words(test_names)
+        clues = self.clues - suspects.words(test_names)
         ranked = suspects.rank(reached, clues, suspects.words(test_names), frames, self._body, self._history())
         shown = 0
         for s in ranked[:policy.SUSPECT_SHOWN + policy.SUSPECT_POINTERS]:
@@ -302,27 +303,25 @@ class Collector:
             self.pointers.append({"path": d.path, "start_line": d.start, "end_line": d.end, "symbol": d.qual,
                                   "score": round(min(1.0, max(0.0, s.score) / 100), 2), "why": s.why(short=True)})
 
-    def _graph(self) -> CodeGraph | None:
+    @functools.cached_property
+    def graph(self) -> CodeGraph | None:
         """The index's code graph, or None when the index cannot give one (the other evidence stands)."""
-        if not hasattr(self, "_code_graph"):
-            from hippo.retrieval.codegraph import graph_for
+        from hippo.retrieval.codegraph import graph_for
 
-            self._code_graph: CodeGraph | None
-            try:
-                self._code_graph = graph_for(self.searcher.store)
-            except LOOKUP_ERRORS:
-                self._code_graph = None
-        return self._code_graph
+        try:
+            return graph_for(self.searcher.store)
+        except LOOKUP_ERRORS:
+            return None
 
-    def _clues(self) -> set[str]:
-        """Words of the failure: the error messages, the source lines the runner quotes, the failing lines."""
-        if not hasattr(self, "_clue_words"):
-            from hippo.push.diagnosis.suspects import words
+    @functools.cached_property
+    def clues(self) -> set[str]:
+        """Words of the failure: the error messages, the source lines the runner quotes, the failing lines
+        (read after collect() has the frames)."""
+        from hippo.push.diagnosis.suspects import words
 
-            text = [f"{e.etype} {e.message}" for e in self.sig.errors[:3]] + self.quoted
-            text += [self._line(p, n) for p, n, _ in self.frames if pathkind.is_test(p)]
-            self._clue_words = words("\n".join(text))
-        return self._clue_words
+        text = [f"{e.etype} {e.message}" for e in self.sig.errors[:3]] + self.quoted
+        text += [self._line(p, n) for p, n, _ in self.frames if pathkind.is_test(p)]
+        return words("\n".join(text))
 
     def _covered(self, d, weight: float) -> bool:
         """Whether evidence about a line of definition `d` is already collected (what the failing line
@@ -425,10 +424,9 @@ class Collector:
         start, end = row["start_line"], row["end_line"]
         if anchor_name and focus == start:
             d = self._graph_def(path, anchor_name, start, end)
-            at = definition_line(text, anchor_name)
-            if d is not None and start <= d.start <= end:  # from its header line: the comments above it say little
+            if d is not None:  # from its header line: the comments above it say little
                 start = focus = d.start
-            elif at is not None:
+            elif (at := definition_line(text, anchor_name)) is not None:
                 start = focus = row["start_line"] + at - 1
             start, end, focus = self._definition_focus(path, d, start, end, max_lines)
             anchor = text[focus - row["start_line"]].strip()[:120] if focus <= row["end_line"] else ""
@@ -438,7 +436,7 @@ class Collector:
 
     def _graph_def(self, path: str, name: str, lo: int, hi: int):
         """The code graph's definition `name` of `path` that starts within lines lo..hi (a chunk), or None."""
-        graph = self._graph()
+        graph = self.graph
         f = graph.files.get(path) if graph is not None else None
         return next((d for d in (f.defs if f else ()) if d.name == name and lo <= d.start <= hi), None)
 
@@ -452,7 +450,7 @@ class Collector:
             return start, end, start  # a class shows its header: its methods are suspects of their own
         if d.end - start + 1 <= max_lines:
             return start, d.end, start  # the whole definition and not the next one's head
-        best = _best_line(lines, start, d.end, self._clues())
+        best = _best_line(lines, start, d.end, self.clues)
         if best - start < max_lines * 2 // 3:
             return start, end, start
         return start, d.end, best
