@@ -363,3 +363,75 @@ def test_callers_also_lists_where_a_function_is_handed_on_or_registered(git_repo
     data = answer(Searcher(root, embedder=FakeEmbedder()), "callers", "shout")
     assert [(r["symbol"], r["resolved"]) for r in data["results"]] == [("run", EXACT), ("default_filters", "value")]
     assert "called or used from 2 place(s)" in structure_text(data) and "[used as a value" in structure_text(data)
+
+
+TABLES = {
+    "lex/keywords.py": (
+        "import re\n\n"
+        "KEYWORDS = {\n    'ASC': 'order',\n    'DESC': 'order',\n}\n"
+        "PATTERNS = [\n    (r'NULLS\\s+FIRST', 'keyword'),\n]\n"
+        "log = make_log('x')\n"
+        "__all__ = ['KEYWORDS']\n"),
+    "lex/lexer.py": (
+        "import re\n"
+        "from lex import keywords\n\n\n"
+        "class Lexer:\n"
+        "    RE = r'^-{3,}$'\n"
+        "    SEARCH_RE = re.compile(RE, re.M)\n\n"
+        "    def setup(self):\n"
+        "        self.add(keywords.PATTERNS)\n\n"
+        "    def kind(self, word):\n"
+        "        return keywords.KEYWORDS.get(word.upper())\n\n"
+        "    def is_rule(self, block):\n"
+        "        return self.SEARCH_RE.search(block)\n"),
+    "web/table.ts": (
+        "export const ENTITIES = { amp: '&', lt: '<' };\n"
+        "const decodeMap = new Map([[1, 2]]);\n"
+        "const helpers = { trim: function (x) { return x.trim(); } };\n"
+        "export class Decoder {\n  static readonly RE: RegExp = /&(\\w+);/;\n"
+        "  decode(s: string) { return this.RE.test(s) && decodeMap.get(s) && ENTITIES[s]; }\n}\n"),
+}
+
+
+def test_tables_and_patterns_are_data_definitions():
+    """Module- and class-level literal values (dicts, lists, regexes, constants) are definitions of kind
+    'data'; a logger built from a call, `__all__` and functions written inside a table are not."""
+    defs = {d[0]: d[1:4] for d in graph_of("lex/keywords.py", TABLES["lex/keywords.py"])["d"]}
+    assert defs == {"KEYWORDS": ["data", 3, 6], "PATTERNS": ["data", 7, 9]}
+    defs = {d[0]: d[1] for d in graph_of("lex/lexer.py", TABLES["lex/lexer.py"])["d"]}
+    assert defs["Lexer.RE"] == "data" and defs["Lexer.SEARCH_RE"] == "data" and defs["Lexer.kind"] == "method"
+    defs = {d[0]: d[1] for d in graph_of("web/table.ts", TABLES["web/table.ts"])["d"]}
+    assert defs["ENTITIES"] == defs["decodeMap"] == defs["helpers"] == defs["Decoder.RE"] == "data"
+    assert defs["trim"] == "function"  # keeps its own name: a table is no scope
+
+
+def test_a_table_is_reached_where_it_is_read_indexed_or_searched():
+    g = _graph(TABLES)
+    uses = {c.callee: [d.qual for d in found] for c, found, how in
+            ((r, *g.resolve(r)) for f in g.files.values() for r in f.refs) if how == EXACT}
+    assert uses["keywords.PATTERNS"] == ["PATTERNS"]  # handed to a function
+    assert uses["keywords.KEYWORDS"] == ["KEYWORDS"]  # a method called on it
+    assert uses["self.SEARCH_RE"] == ["Lexer.SEARCH_RE"]
+    assert uses["RE"] == ["Lexer.RE"]  # class body: one attribute built from another
+    assert uses["this.RE"] == ["Decoder.RE"] and uses["decodeMap"] == ["decodeMap"] and uses["ENTITIES"] == ["ENTITIES"]
+    kind = g.find("Lexer.kind")[0]
+    assert [(d.qual, how) for _c, found, how in g.callees(kind) for d in found] == [("KEYWORDS", EXACT)]
+    assert [d.qual for d in g.find("KEYWORDS")] == ["KEYWORDS"]  # `hippo def` finds a table
+
+
+def test_the_suspect_walk_reaches_a_table_deeper_than_functions():
+    """A keyword table read by an initializer six calls below the test is still a suspect (data only is
+    collected past suspects.MAX_DEPTH), and its why says it is used, not called."""
+    from hippo.push.diagnosis import suspects
+
+    chain = "".join(f"def f{i}(x):\n    return f{i + 1}(x)\n\n\n" for i in range(1, 6))
+    files = {
+        "app/keywords.py": "KEYWORDS = {'ASC': 1}\n",
+        "app/core.py": "from app import keywords\n\n\n" + chain + "def f6(x):\n    return keywords.KEYWORDS.get(x)\n",
+        "tests/test_core.py": "from app.core import f1\n\n\ndef test_asc():\n    assert f1('ASC') == 2\n",
+    }
+    g = _graph(files)
+    reached = suspects.walk(g, g.find("test_asc"))
+    assert "f6" not in {d.qual for d in reached}  # functions stop at MAX_DEPTH
+    table = next(s for d, s in reached.items() if d.qual == "KEYWORDS")
+    assert table.distance == 7 and table.why(short=True) == "used by f6, 7 calls down"

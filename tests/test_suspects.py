@@ -110,7 +110,7 @@ def test_the_hook_answer_names_further_suspects_within_budget(shop, tmp_path, mo
     named = {(c.get("path"), c.get("symbol")) for c in doc.iter("candidate")}
     shown = {r.findtext("source_file") for r in doc.findall("result")}
     assert "shop/cart.py" in shown and ("shop/rates.py", "vat_rate") in named
-    assert all(c.get("why", "").startswith("called by ") for c in doc.iter("candidate"))
+    assert all(c.get("why", "").startswith(("called by ", "used by ")) for c in doc.iter("candidate"))
     assert ("shop/invoice.py", "Invoice.total") not in named  # same name, never called by this test
     env = {**payload, "error": "Exit code 4\nERROR: file or directory not found: tests/test_nope.py\n\n"
                                "no tests ran in 0.01s\n", "tool_input": {"command": "pytest tests/test_nope.py"},

@@ -370,7 +370,9 @@ class CodeGraph:
         for part in rest:
             nxt: list = []
             for t in things:
-                if isinstance(t, Def):
+                if isinstance(t, Def) and t.kind == "data":
+                    nxt.append(t)  # `KEYWORDS.get(w)`, `self.RE.match(s)`: a method of the value reads the table
+                elif isinstance(t, Def):
                     nxt.extend(self._member(t, part))
                 else:  # a module: its file paths
                     nxt.extend(self._module_member(t, part))
@@ -402,8 +404,9 @@ class CodeGraph:
         head = parts[0]
         scopes = within.qual.split(".") if within is not None else []
         for k in range(len(scopes), -1, -1):
-            if 0 < k < len(scopes) and getattr(f.by_qual.get(".".join(scopes[:k])), "kind", "") == "class":
-                continue  # a class body is no scope of its methods (Python and JS alike)
+            if 0 < k < len(scopes) and getattr(f.by_qual.get(".".join(scopes[:k])), "kind", "") == "class" and \
+                    not (k == len(scopes) - 1 and within is not None and within.kind == "data"):
+                continue  # a class body is no scope of its methods (Python and JS alike), only of its data
             qual = ".".join([*scopes[:k], head])
             d = f.by_qual.get(qual)
             if d is not None and (d is within or (k and d.kind == "method")):

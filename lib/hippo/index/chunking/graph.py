@@ -13,7 +13,13 @@ The result is a small JSON-ready dict, `FileGraph.to_json()`:
   r: [[name as written, line, index into d of the enclosing definition], ...]
      names used as values inside a definition, not called: an argument, an element of a list, tuple or
      dict, an assigned or returned value (`for f in [strip, group]: f(x)`, `register(handler)`). Only
-     names the file defines or imports: a local variable leads nowhere.
+     names the file defines or imports: a local variable leads nowhere. A table is also used when it is
+     indexed, iterated, tested with `in`, or has a method called (`KEYWORDS.get(w)`, `self.RE.match(s)`);
+     those uses are kept for the file's own data definitions and for CONSTANT_CASE names.
+Data definitions (kind "data") are module-level and class-level assignments of a literal value: a dict,
+list, string, number, regex (`re.compile(r"...")`, `/x/`, `new RegExp(..)`), a frozen set or map. Real
+fixes edit such tables (keyword lists, lexer regexes, class-level patterns), so the walk must reach them.
+A function written inside a table keeps its own name (a data definition is no scope for nesting).
 Callee text is a dotted chain as written (`self.foo`, `mod.bar`, `baz`); a receiver that is not a plain
 chain (`f().x`) is written `.x`, and `super().x` as `super.x`. Import attributes: "" binds the module
 itself, "*" is a star import, "default" a JS default import.
@@ -49,6 +55,12 @@ _PY_QUERY = """
 (pair value: [(identifier) (attribute)] @ref)
 (assignment right: [(identifier) (attribute)] @ref)
 (return_statement [(identifier) (attribute)] @ref)
+(module (expression_statement (assignment left: (identifier) @def.data)))
+(class_definition body: (block (expression_statement (assignment left: (identifier) @def.data))))
+(subscript value: [(identifier) (attribute)] @ref.data)
+(for_statement right: [(identifier) (attribute)] @ref.data)
+(comparison_operator [(identifier) (attribute)] @ref.data)
+(call function: (attribute object: [(identifier) (attribute)] @ref.data))
 """
 
 _JS_QUERY_COMMON = f"""
@@ -73,13 +85,31 @@ _JS_QUERY_COMMON = f"""
 (assignment_expression right: [(identifier) (member_expression)] @ref)
 (variable_declarator value: [(identifier) (member_expression)] @ref)
 (return_statement [(identifier) (member_expression)] @ref)
+(program (lexical_declaration (variable_declarator name: (identifier) @def.data)))
+(program (variable_declaration (variable_declarator name: (identifier) @def.data)))
+(program (export_statement (lexical_declaration (variable_declarator name: (identifier) @def.data))))
+(subscript_expression object: [(identifier) (member_expression)] @ref.data)
+(for_in_statement right: [(identifier) (member_expression)] @ref.data)
+(binary_expression [(identifier) (member_expression)] @ref.data)
+(call_expression function: (member_expression object: [(identifier) (member_expression)] @ref.data))
 """
-_JS_CLASS = {"javascript": "(class_declaration name: (identifier) @def.class) @def\n(class name: (identifier) @def.class) @def",
+_JS_CLASS = {"javascript": "(class_declaration name: (identifier) @def.class) @def\n(class name: (identifier) @def.class) @def\n"
+                           "(class_body (field_definition property: (property_identifier) @def.data))",
              "typescript": "(class_declaration name: (type_identifier) @def.class) @def\n"
                            "(abstract_class_declaration name: (type_identifier) @def.class) @def\n"
-                           "(interface_declaration name: (type_identifier) @def.interface) @def",
+                           "(interface_declaration name: (type_identifier) @def.interface) @def\n"
+                           "(class_body (public_field_definition name: (property_identifier) @def.data))",
              }
 _JS_CLASS["tsx"] = _JS_CLASS["typescript"]
+
+# the value of a data definition: a literal, or a call that builds a table or pattern from literals
+_DATA_VALUES = frozenset("""dictionary list tuple set string concatenated_string integer float binary_operator
+unary_operator parenthesized_expression list_comprehension dictionary_comprehension set_comprehension
+object array template_string number regex binary_expression unary_expression as_expression
+satisfies_expression""".split())
+_DATA_CALLS = re.compile(r"(?:re\.)?compile|frozenset|set|dict|tuple|OrderedDict|(?:collections\.)?defaultdict|"
+                         r"Object\.freeze|RegExp|Set|Map|WeakMap|WeakSet")
+_CONSTANT = re.compile(r"[A-Z][A-Z0-9_]+")
 
 _local = threading.local()  # compiled queries, per thread like the parsers
 
@@ -161,7 +191,7 @@ class _Builder:
             parent = stack[-1] if stack else -1
             if parent >= 0 and kind == "function" and g.defs[parent][1] in ("class", "interface"):
                 kind = "method"
-            nest = parent >= 0 and "." not in name and kind != "test" and g.defs[parent][1] != "test"
+            nest = parent >= 0 and "." not in name and kind != "test" and g.defs[parent][1] not in ("test", "data")
             qual = f"{quals[parent]}.{name}" if nest else name
             quals.append(qual)
             parents.append(parent)
@@ -173,13 +203,17 @@ class _Builder:
         g.imports = self._imports(caps.get("import", []), caps.get("require", []))
         known = {q.split(".", 1)[0] for q, *_ in g.defs} | {q.rsplit(".", 1)[-1] for q, *_ in g.defs} | \
             {b.split(".", 1)[0] for b, *_ in g.imports} | {"self", "this", "cls"}
-        g.refs = self._refs(caps.get("ref", []), spans, known)
+        data = {q.rsplit(".", 1)[-1] for q, k, *_ in g.defs if k == "data"}
+        table_uses = [n for n in caps.get("ref.data", [])
+                      if (last := _text(self.src, n).rsplit(".", 1)[-1].strip()) in data or _CONSTANT.fullmatch(last)]
+        g.refs = self._refs(caps.get("ref", []) + table_uses, spans, known)
         return g
 
     # --- definitions ----------------------------------------------------------------------------
     def _defs(self, caps: dict[str, list[Node]]) -> list[tuple[Node, str, str, list[str]]]:
         out: dict[tuple, tuple[Node, str, str, list[str]]] = {}
-        for key in ("def.function", "def.class", "def.method", "def.interface", "def.assign", "def.test"):
+        for key in ("def.function", "def.class", "def.method", "def.interface", "def.assign", "def.test",
+                    "def.data"):
             for name_node in caps.get(key, []):
                 node = name_node.parent
                 if node is None:
@@ -190,6 +224,11 @@ class _Builder:
                     if node is None or not name:
                         continue
                     kind = "test"
+                elif key == "def.data":
+                    name = _text(self.src, name_node)
+                    if not self._is_data(node) or (name.startswith("__") and name.endswith("__")):
+                        continue
+                    kind = "data"
                 elif key == "def.assign":  # `X.prototype.y = function` / `exports.y = ...`
                     name = self._assigned_name(name_node)
                     if not name:
@@ -203,6 +242,18 @@ class _Builder:
                     out.setdefault((node.start_byte, node.end_byte, node.type), (node, name, kind, bases))
         # outer before inner at the same start (decorated or wrapped definitions)
         return sorted(out.values(), key=lambda t: (t[0].start_byte, -t[0].end_byte))
+
+    def _is_data(self, node: Node) -> bool:
+        """Whether an assignment's (declarator's, field's) value is a literal table, pattern or constant."""
+        value = node.child_by_field_name("right" if self.py else "value")
+        if value is None:
+            return False
+        if value.type in _DATA_VALUES:
+            return True
+        if value.type in ("call", "call_expression", "new_expression"):
+            fn = value.child_by_field_name("function" if value.type != "new_expression" else "constructor")
+            return fn is not None and bool(_DATA_CALLS.fullmatch(_text(self.src, fn)))
+        return False
 
     def _assigned_name(self, left: Node) -> str:
         chain = _text(self.src, left)

@@ -19,6 +19,7 @@ import difflib
 import functools
 import re
 import time
+from collections import Counter
 from collections.abc import Mapping
 from datetime import date
 from pathlib import Path
@@ -446,7 +447,7 @@ class Collector:
         then the lines around that one (a bug inside a long function, or in a function nested in it, is
         seldom in its first lines). A short definition ends where it ends, not where its chunk does."""
         lines = self.live.lines(path) or []
-        if d is None or d.kind not in ("function", "method") or d.end > len(lines) or d.end < start:
+        if d is None or d.kind not in ("function", "method", "data") or d.end > len(lines) or d.end < start:
             return start, end, start  # a class shows its header: its methods are suspects of their own
         if d.end - start + 1 <= max_lines:
             return start, d.end, start  # the whole definition and not the next one's head
@@ -577,15 +578,18 @@ def _language(path: str) -> str:
 
 
 def _best_line(lines: list[str], start: int, end: int, clues: set[str]) -> int:
-    """The line of start..end sharing the most words with the failure (the definition's first line when
-    none does): what a long suspect is cut around."""
+    """The line of start..end sharing the most words with the failure, rarer words within the range first
+    (the definition's first line when none does): what a long suspect is cut around."""
     from hippo.push.diagnosis.suspects import words
 
-    best, best_n = start, 0
-    for n in range(start, min(end, len(lines)) + 1):
-        k = len(words(lines[n - 1]) & clues)
-        if k > best_n:
-            best, best_n = n, k
+    found = {n: words(lines[n - 1]) & clues for n in range(start, min(end, len(lines)) + 1)}
+    spread = Counter(w for ws in found.values() for w in ws)
+    best, best_score = start, 0.0
+    for n, ws in found.items():
+        # a word on every line of a table (`tokens`, `keyword`) tells less than one on a single line
+        score = sum(1.0 / spread[w] for w in ws) + len(ws)
+        if score > best_score:
+            best, best_score = n, score
     return best
 
 

@@ -49,6 +49,8 @@ SUSPECT_WEIGHTS: dict[str, float] = {
     "constructor": -6.0,  # `__init__` / `constructor`: mostly stores its arguments
     "cochange": 4.0,  # per past commit (up to 3) that changed its file together with the failing test's file
     "recent": 2.0,  # its file changed within RECENT_DAYS of the newest commit
+    "data": 0.0,  # a table, pattern or constant (module or class level), not a function
+    "data_deep": 0.0,  # ... reached beyond suspects.MAX_DEPTH calls (its distance counts as MAX_DEPTH)
 }
 SUSPECT_SHOWN = 2  # suspects that may be shown with code; the rest are pointers
 SUSPECT_MIN_SHOWN_DISTANCE = 1  # fitted: a top suspect the test calls directly shows more than its 12-line header

@@ -16,6 +16,10 @@ from hippo.push.diagnosis import policy, runners
 from hippo.retrieval.codegraph import EXACT, NAME, CodeGraph, Def
 
 MAX_DEPTH = 4
+# Tables and patterns sit where the code is set up (a lexer's keyword list is read by an initializer that
+# runs the first time anything parses): the walk goes on this deep looking for data definitions only.
+DATA_DEPTH = 8
+MAX_VISITED = 3000  # definitions walked through per failure, suspects or not
 MAX_REACHED = 400  # definitions visited per failure: the walk stays a few milliseconds
 MAX_FANOUT_BY_NAME = 3  # a call resolved by bare name to more definitions than this is not followed
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
@@ -96,7 +100,7 @@ def edges(graph: CodeGraph, src: Def) -> list[tuple[Def, str]]:
         if how != EXACT and len(found) > MAX_FANOUT_BY_NAME:
             continue
         for d in implementations(found):
-            out.append((d, how))
+            out.append((d, REF if d.kind == "data" else how))  # `TABLE.get(k)` reads the table
             if d.kind == "class":
                 out.extend((c, how) for c in graph.constructors(d))
     for d in graph.references(src):
@@ -121,16 +125,17 @@ def walk(graph: CodeGraph, starts: list[Def]) -> dict[Def, Suspect]:
     reached: dict[Def, Suspect] = {}
     frontier: list[tuple[Def, Def, int]] = [(d, d, 0) for d in starts]
     seen = set(starts)
-    while frontier and len(reached) < MAX_REACHED:
+    while frontier and len(reached) < MAX_REACHED and len(seen) < MAX_VISITED:
         nxt: list[tuple[Def, Def, int]] = []
-        steps = [(d, how, src, test, depth) for src, test, depth in frontier if depth < MAX_DEPTH
+        steps = [(d, how, src, test, depth) for src, test, depth in frontier if depth < DATA_DEPTH
                  for d, how in edges(graph, src)]
         steps.sort(key=lambda t: _EDGE_ORDER.get(t[1], 0))  # stable: the walk's order within a kind
         for d, how, src, test, depth in steps:
             if d in seen:
                 continue
             seen.add(d)
-            reached[d] = Suspect(d, depth + 1, src.qual if depth else test.qual, test.qual, test.path, how)
+            if depth < MAX_DEPTH or d.kind == "data":
+                reached[d] = Suspect(d, depth + 1, src.qual if depth else test.qual, test.qual, test.path, how)
             nxt.append((d, test, depth + 1))
         frontier = nxt
     return reached
@@ -168,7 +173,7 @@ def features(s: Suspect, clues: set[str], test_words: set[str], frames: list[tup
     name_words = words(d.qual)
     body_words = words(body) if body else set()
     return {
-        "distance": float(s.distance - 1),
+        "distance": float(min(s.distance, MAX_DEPTH) - 1),
         "by_name": float(s.how == NAME),
         "by_ref": float(s.how == REF),
         "member": float(s.how == MEMBER),
@@ -181,4 +186,6 @@ def features(s: Suspect, clues: set[str], test_words: set[str], frames: list[tup
         "constructor": float(d.name in _CONSTRUCTORS),
         "cochange": float(min(3, pairs.get(d.path, 0))),
         "recent": float(bool(newest) and newest - last.get(d.path, 0) <= RECENT_DAYS * 86400),
+        "data": float(d.kind == "data"),
+        "data_deep": float(d.kind == "data" and s.distance > MAX_DEPTH),
     }
