@@ -86,7 +86,7 @@ def record(args) -> int:
     return 0
 
 
-def shown_window(work: Path, d, clues: set[str]) -> tuple[int, int]:
+def shown_window(work: Path, d, clues: frozenset[str]) -> tuple[int, int]:
     """About the lines a suspect shows when it gets a code slot (pipeline._suspects, evidence.window,
     policy.select): the whole definition when short, else MAX_SUSPECT_LINES around its line most like the
     failure, cut to an even share of the code budget. A long definition that holds the fix is named by a

@@ -87,6 +87,9 @@ class CodeGraph:
     def __init__(self, files: dict[str, _File]) -> None:
         self.files = files
         self._name_cache: dict[tuple[str, bool], list[Def]] = {}
+        # where one step from a definition leads, for walks over this graph (diagnosis.suspects.edges): a
+        # warm server answers the next failure from it, and the graph is rebuilt with each table version
+        self.step_cache: dict[Def, list] = {}
         self.py_modules: dict[str, list[str]] = {}
         for path in files:
             if path.endswith(_PY_EXTS):

@@ -315,7 +315,7 @@ class Collector:
             return None
 
     @functools.cached_property
-    def clues(self) -> set[str]:
+    def clues(self) -> frozenset[str]:
         """Words of the failure: the error messages, the source lines the runner quotes, the failing lines
         (read after collect() has the frames)."""
         from hippo.push.diagnosis.suspects import words
@@ -577,7 +577,7 @@ def _language(path: str) -> str:
     return detect_language(path) or "text"
 
 
-def _best_line(lines: list[str], start: int, end: int, clues: set[str]) -> int:
+def _best_line(lines: list[str], start: int, end: int, clues: frozenset[str]) -> int:
     """The line of start..end sharing the most words with the failure, rarer words within the range first
     (the definition's first line when none does): what a long suspect is cut around."""
     from hippo.push.diagnosis.suspects import words

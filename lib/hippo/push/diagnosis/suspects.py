@@ -8,6 +8,7 @@ pointers (`<more_candidates>`), each with a short why ("called by test_x, 2 call
 """
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 
@@ -19,7 +20,7 @@ MAX_DEPTH = 4
 # Tables and patterns sit where the code is set up (a lexer's keyword list is read by an initializer that
 # runs the first time anything parses): the walk goes on this deep looking for data definitions only.
 DATA_DEPTH = 8
-MAX_VISITED = 3000  # definitions walked through per failure, suspects or not
+MAX_VISITED = 1000  # definitions walked through per failure, suspects or not
 MAX_REACHED = 400  # definitions visited per failure: the walk stays a few milliseconds
 MAX_FANOUT_BY_NAME = 3  # a call resolved by bare name to more definitions than this is not followed
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
@@ -56,14 +57,16 @@ class Suspect:
         return f"{verb}{self.via}, {steps}" + ("" if short else f" from {test}")
 
 
-def words(text: str) -> set[str]:
-    """Lower-case word parts of identifiers and prose (`parseArgs` -> parse, args)."""
+@functools.lru_cache(maxsize=4096)
+def words(text: str) -> frozenset[str]:
+    """Lower-case word parts of identifiers and prose (`parseArgs` -> parse, args). Cached: a warm server
+    ranks the same definitions' bodies failure after failure."""
     out: set[str] = set()
     for w in _WORD.findall(text):
         for part in _CAMEL.sub("_", w).lower().split("_"):
             if len(part) >= 3 and part not in _STOP:
                 out.add(part)
-    return out
+    return frozenset(out)
 
 
 def test_defs(graph: CodeGraph, tests: list[runners.FailingTest], frames: list[tuple[str, int, str]],
@@ -95,6 +98,13 @@ def edges(graph: CodeGraph, src: Def) -> list[tuple[Def, str]]:
     """Where one step from `src` leads, and how: its resolved calls (building an object runs its
     constructor), the definitions it uses as values, and, for a class, its methods (whoever builds the
     object, or a registry it was handed to, calls them: `obj = Cls(); obj.run()`)."""
+    cached = graph.step_cache.get(src)
+    if cached is None:
+        cached = graph.step_cache[src] = _edges(graph, src)
+    return cached
+
+
+def _edges(graph: CodeGraph, src: Def) -> list[tuple[Def, str]]:
     out: list[tuple[Def, str]] = []
     for _call, found, how in graph.callees(src):
         if how != EXACT and len(found) > MAX_FANOUT_BY_NAME:
@@ -144,7 +154,7 @@ def walk(graph: CodeGraph, starts: list[Def]) -> dict[Def, Suspect]:
 RECENT_DAYS = 30  # a file changed within this many days of the newest commit counts as recently changed
 
 
-def rank(suspects: dict[Def, Suspect], clues: set[str], test_words: set[str],
+def rank(suspects: dict[Def, Suspect], clues: frozenset[str], test_words: frozenset[str],
          frames: list[tuple[str, int, str]], body_of, history: dict | None = None) -> list[Suspect]:
     """Score each reached definition: base + the sum of policy.SUSPECT_WEIGHTS times its raw features
     (`features`); best first. `history` is the index's co-change record (index/cochange.py)."""
@@ -165,7 +175,7 @@ def rank(suspects: dict[Def, Suspect], clues: set[str], test_words: set[str],
     return out
 
 
-def features(s: Suspect, clues: set[str], test_words: set[str], frames: list[tuple[str, int, str]], body: str,
+def features(s: Suspect, clues: frozenset[str], test_words: frozenset[str], frames: list[tuple[str, int, str]], body: str,
              pairs: dict[str, int], last: dict[str, float], newest: float) -> dict[str, float]:
     """The raw value of each named feature (policy.SUSPECT_WEIGHTS has one weight per key): counts and
     0/1 flags, so that a fit (bench/realfail/fit.py) can weigh them without recomputing anything."""
