@@ -91,6 +91,7 @@ def test_known_bad_output_is_parsed_at_once(text):
     assert proc.returncode == 0 and proc.stdout.strip() == "1", proc.stderr
 
 
+@pytest.mark.slow  # ten processes redacting 0.3-3 MB each (~3.5 CPU-s): `make check` runs them
 @pytest.mark.parametrize("atom, times", [("sk-", 100_000), ("eyJ", 100_000),
                                          ("-----BEGIN RSA PRIVATE KEY-----\n", 20_000),
                                          ("machine a login b password c\n", 30_000), ("curl -u ", 100_000),
@@ -116,6 +117,7 @@ def test_failure_hook_answers_the_known_bad_output(git_repo):
     assert proc.returncode == 0 and proc.stdout == b""  # no index yet: nothing to say, and said at once
 
 
+@pytest.mark.slow  # a fuzz run (~1 CPU-s): `make check` runs it; the known-bad outputs above stay fast
 @FUZZ
 @given(pathological)
 @example(ONE_LINE)

@@ -124,8 +124,8 @@ def test_a_lost_event_queue_or_a_dead_reader_means_the_whole_tree_is_diffed(watc
         assert changes.working_tree(root) == whole_tree(root) and rec.asked[-1] is None
 
 
-@pytest.mark.parametrize("max_paths", [watchmod.MAX_PATHS,
-                                       pytest.param(3, marks=pytest.mark.slow)])  # whole-tree fallbacks: 2 CPU-s
+@pytest.mark.slow  # a property run over a real watched repo (1-2 CPU-s each): `make check` runs it
+@pytest.mark.parametrize("max_paths", [watchmod.MAX_PATHS, 3])  # 3: whole-tree fallbacks
 def test_any_sequence_of_changes_gives_the_whole_tree_diff(watched, monkeypatch, max_paths):
     """Edits, deletions, renames of files and folders, folders removed and restored, untracked and ignored
     files, every file touched, stages, commits, resets, branch switches and assume-unchanged entries, in a

@@ -229,7 +229,7 @@ def structure_text(data: dict) -> str:
         lines.append(f"{'called or used' if used else 'called'} from {len(data['results'])} place(s):")
         for r in data["results"]:
             inside = f"in {display(r['symbol'])} ({r['start_line']}-{r['end_line']})" if r["symbol"] else "at module level"
-            weak = {"exact": "", "value": "  [used as a value: handed on or registered]"}.get(r["resolved"], "  [by name only]")
+            weak = {"exact": "", "value": "  [used as a value: read, handed on or registered]"}.get(r["resolved"], "  [by name only]")
             lines.append(f"  {display(r['path'])}:{r['line']}  {inside}{weak}")
             lines.extend(_code_lines(r.get("text") or "", "      "))
     if op == "callees" and data.get("results"):

@@ -87,7 +87,8 @@ STRUCTURE_TOOLS: dict[str, tuple[str, str, str]] = {  # tool -> (op, title, desc
         "`self.`/`this.` and relative modules (not just the same word), from hippo's code graph. Returns XML "
         "<structure_results> with the <definition> it resolved NAME to, then one <caller path line symbol "
         "lines resolved> per call site (symbol/lines: the calling function; resolved=\"name\" means matched "
-        "by name only, resolved=\"value\" that it is handed on or registered there, not called). Use it to "
+        "by name only, resolved=\"value\" that it is read, handed on or registered there, not called; tables and "
+        "constants are definitions too). Use it to "
         "scope a change or to find who reaches a bug.")),
     "find_callees": ("callees", "Find what a function calls", (
         "What a function or method of this repository calls, each call resolved to its definition (path, "
