@@ -435,3 +435,33 @@ def test_the_suspect_walk_reaches_a_table_deeper_than_functions():
     assert "f6" not in {d.qual for d in reached}  # functions stop at MAX_DEPTH
     table = next(s for d, s in reached.items() if d.qual == "KEYWORDS")
     assert table.distance == 7 and table.why(short=True) == "used by f6, 7 calls down"
+
+
+def test_parametrized_and_focused_js_tests_are_test_definitions():
+    """`test.each(table)('title %p', fn)` and `it.only(...)` are tests; the runner reports a parametrized
+    test by its instance (`flags {"flags": "-a"} throw`), which still finds the definition."""
+    from hippo.push.diagnosis import runners, suspects
+
+    src = ("const { Option } = require('../lib/option');\n\n"
+           "test.each([{ flags: '-a, -b' }])('when built with flags %p then throw', ({ flags }) => {\n"
+           "  expect(() => new Option(flags)).toThrow();\n});\n"
+           "describe.each`a`('table $a', () => {});\n"
+           "it.only('solo', () => { new Option('-s'); });\n")
+    tests = {d[0]: d[1] for d in graph_of("tests/option.test.js", src)["d"]}
+    assert tests == {"when built with flags %p then throw": "test", "table $a": "test", "solo": "test"}
+    g = _graph({"tests/option.test.js": src,
+                "lib/option.js": "class Option {\n  constructor(flags) { this.flags = split(flags); }\n}\n"
+                                 "function split(f) { return f.split(','); }\nmodule.exports = { Option };\n"})
+    failing = runners.FailingTest("tests/option.test.js", 'when built with flags {"flags": "-a, -b"} then throw')
+    starts = suspects.test_defs(g, [failing], [], lambda p: p)
+    assert [d.qual for d in starts] == ["when built with flags %p then throw"]
+    assert {d.qual for d in suspects.walk(g, starts)} >= {"Option.constructor", "split"}
+
+
+def test_a_test_requiring_the_package_root_reaches_its_index():
+    """`require('..')` from tests/ is the repository's own index.js, and through it the class it exports."""
+    g = _graph({"index.js": "const { Option } = require('./lib/option.js');\nexports.Option = Option;\n",
+                "lib/option.js": "class Option {\n  constructor(f) { this.f = f; }\n}\nexports.Option = Option;\n",
+                "tests/o.test.js": "const { Option } = require('..');\ntest('x', () => { new Option('a'); });\n"})
+    got = {c.callee: ([(d.path, d.qual) for d in found], how) for c, found, how in g.callees(g.find("x")[0])}
+    assert got["Option"] == ([("lib/option.js", "Option")], EXACT)

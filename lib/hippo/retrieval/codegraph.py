@@ -503,8 +503,9 @@ class CodeGraph:
         if stem in self.files:
             return [stem]
         bare = stem.rsplit(".", 1)[0] if stem.endswith((".js", ".mjs", ".cjs")) else stem  # TS imports `./x.js`
+        folder = "" if stem == "." else stem + "/"  # `require('..')` from tests/: the package's own index
         for ext in _JS_EXTS:
-            for cand in (bare + ext, f"{stem}/index{ext}"):
+            for cand in (bare + ext, f"{folder}index{ext}"):
                 if cand in self.files:
                     return [cand]
         return []

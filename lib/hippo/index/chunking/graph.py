@@ -76,6 +76,8 @@ _JS_QUERY_COMMON = f"""
 (variable_declarator value: (call_expression function: (identifier) @_req)) @require
 (variable_declarator value: (member_expression object: (call_expression function: (identifier) @_req))) @require
 (call_expression function: (identifier) @_t arguments: (arguments . [(string) (template_string)] @def.test . [(arrow_function) (function_expression)]) (#match? @_t "^(it|test|describe|suite|context|specify)$"))
+(call_expression function: (call_expression function: (member_expression object: (identifier) @_te property: (property_identifier) @_each)) arguments: (arguments . [(string) (template_string)] @def.test . [(arrow_function) (function_expression)]) (#match? @_te "^(it|test|describe|suite)$") (#eq? @_each "each"))
+(call_expression function: (member_expression object: (identifier) @_tm property: (property_identifier) @_mod) arguments: (arguments . [(string) (template_string)] @def.test . [(arrow_function) (function_expression)]) (#match? @_tm "^(it|test|describe|suite|context)$") (#match? @_mod "^(only|skip|concurrent|todo|failing)$"))
 (variable_declarator name: (identifier) @assign.var value: (new_expression constructor: [(identifier) (member_expression)] @assign.call))
 (variable_declarator name: (identifier) @assign.var value: (call_expression function: [(identifier) (member_expression)] @assign.call))
 (arguments [(identifier) (member_expression)] @ref)

@@ -79,7 +79,9 @@ def test_defs(graph: CodeGraph, tests: list[runners.FailingTest], frames: list[t
         name = t.name.strip()
         found = None
         if path and path in graph.files:
-            found = next((d for d in graph.files[path].defs if d.qual == name or d.qual.endswith("." + name)), None)
+            defs = graph.files[path].defs
+            found = next((d for d in defs if d.qual == name or d.qual.endswith("." + name)), None) or \
+                next((d for d in defs if d.kind == "test" and _instance_of(d.qual, name)), None)
         if found is None and name:
             found = next((d for d in graph.find(name) if is_test(d.path) or d.kind == "test"), None)
         if found is not None and found not in out:
@@ -92,6 +94,18 @@ def test_defs(graph: CodeGraph, tests: list[runners.FailingTest], frames: list[t
             if d is not None and d not in out:
                 out.append(d)
     return out[:4]
+
+
+_PLACEHOLDER = re.compile(r"%[a-zA-Z#%]|\\\$\\\{[^}]*\\\}|\\\$[A-Za-z_][\w.]*")
+
+
+def _instance_of(title: str, name: str) -> bool:
+    """Whether the runner's test name is an instance of a parametrized title (`test.each(..)('flags %p
+    throw', ..)` is reported as `flags {"flags": "-a"} throw`), possibly after its describe blocks' titles."""
+    if "%" not in title and "$" not in title:
+        return False
+    pattern = _PLACEHOLDER.sub(".+?", re.escape(title))
+    return re.search(f"(?:^|\\s){pattern}$", name) is not None
 
 
 def edges(graph: CodeGraph, src: Def) -> list[tuple[Def, str]]:
