@@ -140,6 +140,7 @@ def test_suspect_scores_are_the_named_weights_times_raw_features(monkeypatch):
     title = "when custom with starting value and argument not specified then action argument is starting value"
     s1 = suspects.Suspect(d, 1, title, title, "tests/cmd.test.js", NAME)
     assert s1.why() == f"called by {title[:45].rstrip()}..., 1 call down"  # a jest title is a sentence: its start
+    assert s1.why(short=True) == "called by a failing test, 1 call down"  # a pointer spends no room on the title
 
 
 def test_the_code_budget_leaves_room_for_pointers():

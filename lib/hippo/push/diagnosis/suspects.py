@@ -48,12 +48,13 @@ class Suspect:
     features: dict[str, float] = field(default_factory=dict)
 
     def why(self, short: bool = False) -> str:
-        """How the test reaches it; `short` (a pointer's line) leaves out which test."""
+        """How the test reaches it; `short` (a pointer's line, ~125 characters each within the answer's 2,000)
+        leaves out which test."""
         steps = "1 call down" if self.distance == 1 else f"{self.distance} calls down"
         test = self.test if len(self.test) <= MAX_WHY_NAME else self.test[:MAX_WHY_NAME - 3].rstrip() + "..."
         verb = {REF: "used by ", MEMBER: "a method of "}.get(self.how, "called by ")
         if self.distance == 1:
-            return f"{verb}{test}, {steps}"
+            return f"{verb}a failing test, {steps}" if short else f"{verb}{test}, {steps}"  # a pointer: short
         return f"{verb}{self.via}, {steps}" + ("" if short else f" from {test}")
 
 
