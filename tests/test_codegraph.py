@@ -434,7 +434,7 @@ def test_the_suspect_walk_reaches_a_table_deeper_than_functions():
     reached = suspects.walk(g, g.find("test_asc"))
     assert "f6" not in {d.qual for d in reached}  # functions stop at MAX_DEPTH
     table = next(s for d, s in reached.items() if d.qual == "KEYWORDS")
-    assert table.distance == 7 and table.why(short=True) == "used by f6, 7 calls down"
+    assert table.distance == 7 and table.why() == "used by f6, 7 calls down"
 
 
 def test_parametrized_and_focused_js_tests_are_test_definitions():

@@ -84,7 +84,7 @@ def test_the_bug_three_calls_below_the_test_is_named_and_its_caller_shown(shop):
     resp = diagnose(Searcher(root, embedder=embedder), {"error": output, "cwd": str(root)}, mode="keyword")
     start, end = _vat_rate_lines(root)
     tax = [h for h in resp["hits"] if h["path"] == "shop/cart.py" and "def _tax" in h["snippet"]]
-    assert tax and tax[0]["why"] == "called by Cart.total, 2 calls down from test_german_vat", [(h["why"], h["start_line"], h["end_line"]) for h in resp["hits"]]
+    assert tax and tax[0]["why"] == "called by Cart.total, 2 calls down", [(h["why"], h["start_line"], h["end_line"]) for h in resp["hits"]]
     assert "rates.vat_rate(self.country)" in tax[0]["snippet"]  # the whole (short) function
     named = [c for c in resp["candidates"] if c["path"] == "shop/rates.py"]
     assert named and (named[0]["start_line"], named[0]["end_line"]) == (start, end), resp["candidates"]
@@ -136,11 +136,10 @@ def test_suspect_scores_are_the_named_weights_times_raw_features(monkeypatch):
     before = s.score
     suspects.rank({d: s}, {"vat", "rate"}, {"german"}, frames, lambda _d: "return VAT.get(country)")
     assert s.score == pytest.approx(before - 10)
-    assert s.why(short=True) == "called by Cart._tax, 3 calls down"  # a pointer's line leaves out the test
+    assert s.why() == "called by Cart._tax, 3 calls down"  # the definition before it, not the test
     title = "when custom with starting value and argument not specified then action argument is starting value"
     s1 = suspects.Suspect(d, 1, title, title, "tests/cmd.test.js", NAME)
-    assert s1.why() == f"called by {title[:45].rstrip()}..., 1 call down"  # a jest title is a sentence: its start
-    assert s1.why(short=True) == "called by a failing test, 1 call down"  # a pointer spends no room on the title
+    assert s1.why() == "called by a failing test, 1 call down"  # a jest title is a sentence: no room for it
 
 
 def test_the_code_budget_leaves_room_for_pointers():
@@ -198,9 +197,9 @@ def test_the_walk_follows_names_used_as_values_and_the_methods_of_classes_it_bui
     reached = {d.qual: s for d, s in suspects.walk(g, g.find("test_render")).items()}
     assert reached["render"].how == "exact" and reached["render"].distance == 1
     assert (reached["strip_ws"].how, reached["strip_ws"].distance) == (suspects.REF, 2)
-    assert reached["strip_ws"].why(short=True) == "used by render, 2 calls down"
+    assert reached["strip_ws"].why() == "used by render, 2 calls down"
     assert (reached["Inline.run"].how, reached["Inline.run"].distance) == (suspects.MEMBER, 3)
-    assert reached["Inline.run"].why(short=True) == "a method of Inline, 3 calls down"
+    assert reached["Inline.run"].why() == "a method of Inline, 3 calls down"
     ranked = suspects.rank(suspects.walk(g, g.find("test_render")), set(), set(), [], lambda _d: "")
     by = {s.d.qual: s.features for s in ranked}
     assert by["strip_ws"]["by_ref"] == 1.0 and by["strip_ws"]["by_name"] == 0.0

@@ -302,7 +302,7 @@ class Collector:
                                            language=_language(d.path), max_lines=policy.MAX_SUSPECT_LINES))
                 self.on_path.add(d.path)
             self.pointers.append({"path": d.path, "start_line": d.start, "end_line": d.end, "symbol": d.qual,
-                                  "score": round(min(1.0, max(0.0, s.score) / 100), 2), "why": s.why(short=True)})
+                                  "score": round(min(1.0, max(0.0, s.score) / 100), 2), "why": s.why()})
 
     @functools.cached_property
     def graph(self) -> CodeGraph | None:

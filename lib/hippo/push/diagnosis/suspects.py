@@ -4,7 +4,7 @@ tests into the code under test (up to MAX_DEPTH calls), then rank what it reache
 (assertion line, expected/actual values, test name, message), the traceback's frames, and size.
 
 The best become evidence with code (policy.select decides with everything else); the next ones are
-pointers (`<more_candidates>`), each with a short why ("called by test_x, 2 calls down").
+pointers (`<more_candidates>`), each with a short why ("called by Cart.total, 2 calls down").
 """
 from __future__ import annotations
 
@@ -33,7 +33,6 @@ REF = "ref"  # how: used as a value by the definition before it (a callback, a r
 MEMBER = "member"  # how: a method of a class the definition before it builds or hands on
 _EDGE_ORDER = {REF: 1, MEMBER: 2}  # calls (EXACT, NAME) first
 WHY_PREFIXES = ("called by ", "used by ", "a method of ")  # how a suspect's why starts (bench/realfail/fit.py)
-MAX_WHY_NAME = 48  # a jest/mocha test title is a sentence: the why quotes its start
 
 
 @dataclass
@@ -47,15 +46,12 @@ class Suspect:
     score: float = 0.0
     features: dict[str, float] = field(default_factory=dict)
 
-    def why(self, short: bool = False) -> str:
-        """How the test reaches it; `short` (a pointer's line, ~125 characters each within the answer's 2,000)
-        leaves out which test."""
+    def why(self) -> str:
+        """How the failing test reaches it, in a few words: each pointer's line costs ~125 of the answer's
+        2,000 characters, so it names the definition before it, not the test (a jest title is a sentence)."""
         steps = "1 call down" if self.distance == 1 else f"{self.distance} calls down"
-        test = self.test if len(self.test) <= MAX_WHY_NAME else self.test[:MAX_WHY_NAME - 3].rstrip() + "..."
         verb = {REF: "used by ", MEMBER: "a method of "}.get(self.how, "called by ")
-        if self.distance == 1:
-            return f"{verb}a failing test, {steps}" if short else f"{verb}{test}, {steps}"  # a pointer: short
-        return f"{verb}{self.via}, {steps}" + ("" if short else f" from {test}")
+        return f"{verb}{'a failing test' if self.distance == 1 else self.via}, {steps}"
 
 
 @functools.lru_cache(maxsize=4096)
