@@ -46,8 +46,9 @@ indexer.Indexer._keyword_phase = timed
 root = Path(sys.argv[1])
 c, w = cpu(), time.monotonic()
 report = indexer.Indexer(root, load_settings(root), embedder=FakeEmbedder()).run(vectors=False)
+run = {"run_cpu": cpu() - c, "run_wall": time.monotonic() - w}
 print(json.dumps({"files": report.files_changed, "chunks": report.chunks_written, "phase_cpu": phase["cpu"],
-                  "phase_own": phase["own"], "phase_wall": phase["wall"], "run_cpu": cpu() - c, "run_wall": time.monotonic() - w}))
+                  "phase_own": phase["own"], "phase_wall": phase["wall"], **run}))
 """
 
 
@@ -73,10 +74,10 @@ def main() -> None:
     for _ in range(args.rounds):
         for parallel in (False, True):
             r = measure(args.repo.resolve(), parallel)
+            workers = max(0.0, r["phase_cpu"] - r["phase_own"])
             print(f"| {'workers' if parallel else 'in-process'} | {r['files']:,} | {r['chunks']:,} | "
-                  f"{r['phase_cpu']:.2f} ({r['phase_own']:.2f} + {r['phase_cpu'] - r['phase_own']:.2f}) | {r['phase_wall']:.2f} | {r['run_cpu']:.2f} | {r['run_wall']:.2f} | "
-                  f"{r['load'][0]:.2f}-{r['load'][1]:.2f} |", flush=True)
-
+                  f"{r['phase_cpu']:.2f} ({r['phase_own']:.2f} + {workers:.2f}) | {r['phase_wall']:.2f} | "
+                  f"{r['run_cpu']:.2f} | {r['run_wall']:.2f} | {r['load'][0]:.2f}-{r['load'][1]:.2f} |", flush=True)
 
 if __name__ == "__main__":
     main()
