@@ -102,10 +102,7 @@ class _Worker:
         from hippo.core.runtime import neutral_cwd
 
         safe = ["-P"] if sys.version_info >= (3, 11) else []
-        env = {**os.environ, "PYTHONSAFEPATH": "1"}
-        # The hippo that runs this process, first: the worker must make the very same rows.
-        here = str(Path(__file__).resolve().parents[2])
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (here, env.get("PYTHONPATH", "")) if p)
+        env = {**os.environ, "PYTHONSAFEPATH": "1"}  # PYTHONPATH kept, as for every hippo child (runtime.child_env)
         err = _log_fd(log_dir)
         try:
             self.proc = subprocess.Popen([sys.executable, *safe, "-m", WORKER_MODULE], cwd=neutral_cwd(), env=env,
