@@ -241,3 +241,13 @@ def test_an_interrupted_parallel_run_leaves_no_worker_and_a_consistent_index(git
     assert not state["complete"]  # the run was stopped in its keyword phase
     index_repo(root, load_settings(root), embedder=FakeEmbedder())
     assert_fresh(root)
+
+
+def test_a_worker_imports_neither_lancedb_nor_pyarrow_nor_numpy():
+    """What a worker runs (file_rows over every kind of file) stays clear of the heavy native libraries."""
+    files = [(rel, text.encode()) for rel, text in FILES.items()]
+    probe = ("import sys\nfrom hippo.index import parallel\n"
+             f"for rel, data in {files!r}:\n    parallel.file_rows(rel, data, 'm')\n"
+             "print(sorted(m for m in ('lancedb', 'pyarrow', 'numpy', 'onnxruntime') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
