@@ -17,6 +17,7 @@ for paths the state does not know (written just before a kill) so nothing orphan
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import shutil
@@ -499,54 +500,62 @@ class Indexer:
         self.progress("files", 0, total)  # the bar's clock starts with the work, not after the first batch
         pending_delete = list(deleted)
         since_save = 0
-        for i in range(0, max(len(changed), 1), FILE_BATCH):
-            batch = changed[i:i + FILE_BATCH]
-            rows_by_path = {rel: self._file_rows(rel, data, report) for rel, data in batch}
-            rows = [r for rs in rows_by_path.values() for r in rs]
-            cached = store.cached_vectors(r["vkey"] for r in rows)
-            zero = [0.0] * self._dim
-            for r in rows:
-                vec = cached.get(r["vkey"])
-                r["embedded"] = vec is not None
-                r["vector"] = vec if vec is not None else zero
-            report.vectors_reused += sum(1 for r in rows if r["embedded"])
-            paths = list(rows_by_path) + pending_delete
-            if paths:
-                store.replace_files(paths, rows)
-            for rel, rs in rows_by_path.items():
-                rec = records[rel]
-                rec.chunks = len(rs)
-                state.files[rel] = rec
-            for rel in pending_delete:
-                state.files.pop(rel, None)
-            pending_delete = []
-            report.chunks_written += len(rows)
-            done += len(batch) + (len(deleted) if i == 0 else 0)
-            since_save += len(batch)
-            last = i + FILE_BATCH >= len(changed)
-            # Each batch is one table commit; state.json (a record per file) follows once the files written
-            # since its last save reach a tenth of those it holds. Saved after every batch, a 100k-file first
-            # index rewrote a file growing to ~50 MB some 400 times; now it writes ~10 times its final size in
-            # all. A kill redoes at most that tenth: files the table holds but state.json does not are re-read.
-            if (save_last or not last) and (last or since_save >= max(FILE_BATCH, len(state.files) // 10)):
-                save_state(self.index_dir, state)
-                since_save = 0
-            self.progress("files", done, total)
+        from hippo.index import parallel
+
+        # A big run has the next batches chunked in worker processes while this one is written (index/parallel.py).
+        batches = [changed[i:i + FILE_BATCH] for i in range(0, len(changed), FILE_BATCH)] or [[]]
+        workers = parallel.worker_count(len(changed), self.settings.threads)
+        results = parallel.batch_results(batches, self.model_name, workers, self.index_dir)
+        with contextlib.closing(results):  # an interrupted run ends its workers now, not at garbage collection
+            for n, got in enumerate(results):
+                i, batch = n * FILE_BATCH, batches[n]
+                rows_by_path = {rel: self._kept_rows(rel, r, report) for (rel, _), r in zip(batch, got, strict=True)}
+                rows = [r for rs in rows_by_path.values() for r in rs]
+                cached = store.cached_vectors(r["vkey"] for r in rows)
+                zero = [0.0] * self._dim
+                for r in rows:
+                    vec = cached.get(r["vkey"])
+                    r["embedded"] = vec is not None
+                    r["vector"] = vec if vec is not None else zero
+                report.vectors_reused += sum(1 for r in rows if r["embedded"])
+                paths = list(rows_by_path) + pending_delete
+                if paths:
+                    store.replace_files(paths, rows)
+                for rel, rs in rows_by_path.items():
+                    rec = records[rel]
+                    rec.chunks = len(rs)
+                    state.files[rel] = rec
+                for rel in pending_delete:
+                    state.files.pop(rel, None)
+                pending_delete = []
+                report.chunks_written += len(rows)
+                done += len(batch) + (len(deleted) if i == 0 else 0)
+                since_save += len(batch)
+                last = i + FILE_BATCH >= len(changed)
+                # Each batch is one table commit; state.json (a record per file) follows once the files written
+                # since its last save reach a tenth of those it holds. Saved after every batch, a 100k-file first
+                # index rewrote a file growing to ~50 MB some 400 times; now it writes ~10 times its final size in
+                # all. A kill redoes at most that tenth: files the table holds but state.json does not are re-read.
+                if (save_last or not last) and (last or since_save >= max(FILE_BATCH, len(state.files) // 10)):
+                    save_state(self.index_dir, state)
+                    since_save = 0
+                self.progress("files", done, total)
         store.ensure_indexes()  # cheap when present; also repairs a run killed before creating them
 
-    def _file_rows(self, rel: str, data: bytes, report: IndexReport) -> list[dict]:
-        """One file's rows; a file that cannot be chunked is left out (no rows) and reported, never fatal.
+    @staticmethod
+    def _kept_rows(rel: str, got, report: IndexReport) -> list[dict]:
+        """One file's rows (parallel.file_rows); a file that could not be chunked is left out (no rows) and
+        reported, never fatal.
 
         Its record still goes into the state with its sha, so later runs do not retry it until it changes.
         """
-        try:
-            return rows_for_file(rel, data, self.model_name)
-        except Exception as exc:  # noqa: BLE001 - one file must never end the run
-            first = (str(exc).strip().splitlines() or [""])[0][:120]
-            report.notices.append(f"skipped {_shown(rel)}: it could not be chunked ({type(exc).__name__}"
-                                  f"{': ' + first if first else ''})")
-            report.skipped["chunk_error"] = report.skipped.get("chunk_error", 0) + 1
-            return []
+        if isinstance(got, list):
+            return got
+        name, message = got
+        first = (message.strip().splitlines() or [""])[0][:120]
+        report.notices.append(f"skipped {_shown(rel)}: it could not be chunked ({name}{': ' + first if first else ''})")
+        report.skipped["chunk_error"] = report.skipped.get("chunk_error", 0) + 1
+        return []
 
     def _vector_order(self, store, pending) -> list:
         """The pending rows as Filters in the order they are embedded: recently changed source (the last
