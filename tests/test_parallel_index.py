@@ -212,6 +212,7 @@ def _alive(pid: int) -> bool:
         return False
 
 
+@pytest.mark.slow  # a real `hippo index` signalled mid-run, three times (~5 CPU-s): `make check` runs it
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc to find the workers")
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL])
 def test_an_interrupted_parallel_run_leaves_no_worker_and_a_consistent_index(git_repo, sig):
