@@ -83,3 +83,18 @@ def assert_fresh(root: Path, emb: FakeEmbedder | None = None, before: int = 0) -
         new = emb.texts[before:]
         assert len(set(new)) == len(new) and not set(new) & set(emb.texts[:before])
         assert set(new) <= embed_texts_of(rows)
+
+
+def chunking_fails_on(monkeypatch, failing: str) -> None:
+    """Make chunking raise for the file `failing` (what a grammar's recursion limit does on a hostile file);
+    every other file chunks as usual."""
+    import hippo.index.chunking
+
+    real = hippo.index.chunking.chunk_file
+
+    def chunk_file(path, text, **kw):
+        if path == failing:
+            raise RecursionError("maximum recursion depth exceeded")
+        return real(path, text, **kw)
+
+    monkeypatch.setattr(hippo.index.chunking, "chunk_file", chunk_file)

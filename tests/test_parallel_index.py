@@ -17,7 +17,6 @@ from pathlib import Path
 
 import pytest
 
-import hippo.index.chunking
 from fake_embedder import FakeEmbedder
 from hippo.core.config import load_settings
 from hippo.index import indexer as indexer_mod
@@ -25,7 +24,7 @@ from hippo.index import parallel
 from hippo.index.indexer import index_repo
 from hippo.index.state import load_state
 from hippo.index.store import Store
-from index_checks import DOC, assert_fresh, py
+from index_checks import DOC, assert_fresh, chunking_fails_on, py
 
 TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"  # redacted in the indexed text, both paths alike
 
@@ -127,14 +126,7 @@ def test_a_file_that_cannot_be_chunked_is_skipped_and_reported_in_a_worker(git_r
 
 def test_in_process_results_carry_a_chunking_failure_as_a_worker_does(git_repo, monkeypatch):
     """The main process chunks batches itself too (small runs, or while it waits for a worker)."""
-    real = hippo.index.chunking.chunk_file
-
-    def chunk_file(path, text, **kw):
-        if path == "boom.py":
-            raise RecursionError("maximum recursion depth exceeded")
-        return real(path, text, **kw)
-
-    monkeypatch.setattr(hippo.index.chunking, "chunk_file", chunk_file)
+    chunking_fails_on(monkeypatch, "boom.py")
     got = list(parallel.batch_results([[("boom.py", b"def boom():\n    pass\n")]], "m", 0, None))
     assert got == [[("RecursionError", "maximum recursion depth exceeded")]]
 

@@ -78,11 +78,11 @@ def test_non_git_directory_walk_skips_them_too(tmp_path):
 
 def test_a_file_the_chunker_chokes_on_is_skipped_and_reported(tmp_path, monkeypatch):
     """Any per-file exception while chunking (here: a chunker bug on one file) skips that file, not the run."""
-    import hippo.index.chunking
     from fake_embedder import FakeEmbedder
     from hippo.core.config import load_settings
     from hippo.index.indexer import index_repo
     from hippo.index.state import load_state
+    from index_checks import chunking_fails_on
 
     root = tmp_path / "repo"
     root.mkdir()
@@ -91,14 +91,7 @@ def test_a_file_the_chunker_chokes_on_is_skipped_and_reported(tmp_path, monkeypa
     git(root, "init", "-q", "-b", "main")
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "init")
-    real = hippo.index.chunking.chunk_file
-
-    def chunk_file(path, text, **kw):
-        if path == "boom.py":
-            raise RecursionError("maximum recursion depth exceeded")
-        return real(path, text, **kw)
-
-    monkeypatch.setattr(hippo.index.chunking, "chunk_file", chunk_file)
+    chunking_fails_on(monkeypatch, "boom.py")
     report = index_repo(root, load_settings(root), embedder=FakeEmbedder())
     assert report.notices == ["skipped boom.py: it could not be chunked (RecursionError: maximum recursion "
                               "depth exceeded)"]
