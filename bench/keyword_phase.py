@@ -1,6 +1,6 @@
 """CPU and wall of one fresh keyword phase, chunked in-process vs in worker processes (index/parallel.py).
 
-    python -m bench.keyword_phase --repo /tmp/mono-4k --rounds 2
+    python -m bench.keyword_phase --repo TREE --rounds 2    (TREE: e.g. a bench/monorepo.py tree)
 
 Each measurement is a fresh interpreter building a keyword-only index (the tests' fake embedder, no vectors) of
 `--repo` into a throwaway index dir; the two paths alternate so both see the same machine load. CPU is user+sys
