@@ -124,7 +124,7 @@ def test_suspect_scores_are_the_named_weights_times_raw_features(monkeypatch):
     from hippo.retrieval.codegraph import NAME, Def
 
     d = Def("pkg/rates.py", "vat_rate", "function", 5, 44)
-    s = suspects.Suspect(d, 3, "Cart._tax", "test_german_vat", "tests/test_cart.py", NAME)
+    s = suspects.Suspect(d, 3, "Cart._tax", "tests/test_cart.py", NAME)
     frames = [("pkg/rates.py", 6, "vat_rate")]
     ranked = suspects.rank({d: s}, {"vat", "rate"}, {"german"}, frames, lambda _d: "return VAT.get(country)")
     assert ranked == [s]
@@ -138,7 +138,7 @@ def test_suspect_scores_are_the_named_weights_times_raw_features(monkeypatch):
     assert s.score == pytest.approx(before - 10)
     assert s.why() == "called by Cart._tax, 3 calls down"  # the definition before it, not the test
     title = "when custom with starting value and argument not specified then action argument is starting value"
-    s1 = suspects.Suspect(d, 1, title, title, "tests/cmd.test.js", NAME)
+    s1 = suspects.Suspect(d, 1, title, "tests/cmd.test.js", NAME)
     assert s1.why() == "called by a failing test, 1 call down"  # a jest title is a sentence: no room for it
 
 

@@ -40,8 +40,7 @@ class Suspect:
     d: Def
     distance: int
     via: str  # the definition that calls it (the test for distance 1)
-    test: str  # the failing test it was reached from
-    test_path: str
+    test_path: str  # the failing test's file it was reached from (its co-change partners)
     how: str  # EXACT or NAME for the call that reached it, REF or MEMBER for the other edges
     score: float = 0.0
     features: dict[str, float] = field(default_factory=dict)
@@ -156,7 +155,7 @@ def walk(graph: CodeGraph, starts: list[Def]) -> dict[Def, Suspect]:
                 continue
             seen.add(d)
             if depth < MAX_DEPTH or d.kind == "data":
-                reached[d] = Suspect(d, depth + 1, src.qual if depth else test.qual, test.qual, test.path, how)
+                reached[d] = Suspect(d, depth + 1, src.qual if depth else test.qual, test.path, how)
             nxt.append((d, test, depth + 1))
         frontier = nxt
     return reached
