@@ -80,11 +80,16 @@ def log(log_dir: Path | None, message: str, exc: BaseException | None = None) ->
             import traceback
 
             text += "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0), 0o600)
-        with os.fdopen(fd, "a", encoding="utf-8", errors="replace") as fh:
+        with os.fdopen(log_fd(target_dir), "a", encoding="utf-8", errors="replace") as fh:
             fh.write(text)
     except Exception:  # logging must never be the thing that breaks a session
         pass
+
+
+def log_fd(log_dir: Path) -> int:
+    """`<dir>/hippo.log` opened for appending, never through a symlink: for log() and children's output."""
+    return os.open(IndexDir(log_dir).log, os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0),
+                   0o600)
 
 
 def reply(event: str, context: str, system_message: str | None = None) -> dict:
@@ -115,17 +120,23 @@ def neutral_cwd() -> str:
     return os.path.abspath(os.sep)
 
 
-def hippo_argv(args: list[str]) -> list[str]:
-    """argv for `python -m hippo <args>` that never imports from the child's cwd or script dir."""
+def module_argv(module: str, args: list[str] | None = None) -> list[str]:
+    """argv for `python -m <module> <args>` that never imports from the child's cwd or script dir."""
     safe = ["-P"] if sys.version_info >= (3, 11) else []
-    return [python_exe(), *safe, "-m", "hippo", *args]
+    return [python_exe(), *safe, "-m", module, *(args or [])]
 
 
-def child_env(workdir: str | os.PathLike, extra: dict | None = None) -> dict:
-    """Environment for a hippo child: PYTHONPATH kept (tests and users rely on it), cwd-imports off."""
+def hippo_argv(args: list[str]) -> list[str]:
+    return module_argv("hippo", args)
+
+
+def child_env(workdir: str | os.PathLike | None, extra: dict | None = None) -> dict:
+    """Environment for a hippo child: PYTHONPATH kept (tests and users rely on it), cwd-imports off; the
+    directory `python -m hippo` should act in (`workdir`), when it is one."""
     env = {**os.environ, **(extra or {})}
     env["PYTHONSAFEPATH"] = "1"
-    env[LAUNCH_CWD_ENV] = os.fspath(workdir)
+    if workdir is not None:
+        env[LAUNCH_CWD_ENV] = os.fspath(workdir)
     return env
 
 
@@ -142,8 +153,7 @@ def spawn_detached(args: list[str], log_dir: Path, cwd: Path, env: dict | None =
 
     try:
         log_dir.mkdir(parents=True, exist_ok=True)
-        fd = os.open(IndexDir(log_dir).log, os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0),
-                     0o600)
+        fd = log_fd(log_dir)
         try:
             proc = subprocess.Popen(
                 hippo_argv(args), cwd=neutral_cwd(), stdin=subprocess.DEVNULL,

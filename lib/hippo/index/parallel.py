@@ -99,13 +99,11 @@ class _Worker:
     process to read, and `ready()` can ask whether an answer is in without blocking."""
 
     def __init__(self, log_dir: Path | None) -> None:
-        from hippo.core.runtime import neutral_cwd
+        from hippo.core.runtime import child_env, module_argv, neutral_cwd
 
-        safe = ["-P"] if sys.version_info >= (3, 11) else []
-        env = {**os.environ, "PYTHONSAFEPATH": "1"}  # PYTHONPATH kept, as for every hippo child (runtime.child_env)
         err = _log_fd(log_dir)
         try:
-            self.proc = subprocess.Popen([sys.executable, *safe, "-m", WORKER_MODULE], cwd=neutral_cwd(), env=env,
+            self.proc = subprocess.Popen(module_argv(WORKER_MODULE), cwd=neutral_cwd(), env=child_env(None),
                                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, close_fds=True)
         finally:
             if err != subprocess.DEVNULL:
@@ -207,11 +205,10 @@ def _log_fd(log_dir: Path | None):
     """The index's hippo.log for a worker's stderr (a crash's traceback lands there), or DEVNULL."""
     if log_dir is None:
         return subprocess.DEVNULL
-    from hippo.core.indexdir import IndexDir
+    from hippo.core.runtime import log_fd
 
     try:
-        return os.open(IndexDir(log_dir).log, os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0),
-                       0o600)
+        return log_fd(log_dir)
     except OSError:
         return subprocess.DEVNULL
 
