@@ -142,6 +142,23 @@ def test_suspect_scores_are_the_named_weights_times_raw_features(monkeypatch):
     assert s1.why() == "called by a failing test, 1 call down"  # a jest title is a sentence: no room for it
 
 
+def test_a_suspect_whose_body_speaks_of_what_the_test_is_named_for_ranks_first():
+    """A test is named for a behaviour (`when passed string then treat as boolean`): of two suspects the
+    walk reaches alike, the one whose body handles those words ranks first."""
+    from hippo.push.diagnosis import suspects
+    from hippo.retrieval.codegraph import EXACT, Def
+
+    plain = Def("lib/option.js", "Option.conflicts", "method", 10, 14)
+    named = Def("lib/option.js", "Option.implies", "method", 20, 24)
+    reached = {d: suspects.Suspect(d, 1, "t", "tests/options.test.js", EXACT) for d in (plain, named)}
+    bodies = {plain: "this.conflictsWith = this.conflictsWith.concat(names);",
+              named: "if (typeof impliedOptionValues === 'string') { newImplied = { [value]: true }; } // boolean"}
+    test_words = suspects.words("when passed string then treat as boolean")
+    ranked = suspects.rank(reached, frozenset(), test_words, [], bodies.__getitem__)
+    assert [s.d for s in ranked] == [named, plain]
+    assert ranked[0].features["body_test"] == 2.0 and ranked[1].features["body_test"] == 0.0
+
+
 def test_the_code_budget_leaves_room_for_pointers():
     from hippo.push.diagnosis import policy
 

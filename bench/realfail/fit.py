@@ -37,18 +37,24 @@ def record(args) -> int:
     args.split, args.kind = "tune", ["fix"]
     cases = run.select_cases(args)
     box: list = []
-    original = suspects.rank
+    original, original_walk = suspects.rank, suspects.walk
+    starts: list = []
 
-    def capture(reached, clues, *a, **kw):
-        ranked = original(reached, clues, *a, **kw)
-        box.append((ranked, clues))
+    def capture(reached, clues, test_words, *a, **kw):
+        ranked = original(reached, clues, test_words, *a, **kw)
+        box.append((ranked, clues, test_words))
         return ranked
+
+    def capture_walk(graph, tests):
+        starts[:] = tests
+        return original_walk(graph, tests)
 
     lock = run._exclusive_cache()
     if lock is None:
         print("realfail fit: another run is using the work trees; wait for it", file=sys.stderr)
         return 2
     suspects.rank = capture  # type: ignore[assignment]
+    suspects.walk = capture_walk  # type: ignore[assignment]
     depth = suspects.MAX_DEPTH
     suspects.MAX_DEPTH = args.depth or depth  # a deeper record: `fit --max-distance` compares depths
     embedder = load_embedder(use_fake()) if args.fast else load_embedder()
@@ -56,6 +62,7 @@ def record(args) -> int:
     try:
         for case, work, searcher in run.prepared(cases, embedder, args.fast):
             box.clear()
+            starts.clear()
             try:
                 rec = run.evaluate_case(case, work, searcher)
             except Exception as exc:  # noqa: BLE001 - one broken case must not stop the record
@@ -63,7 +70,7 @@ def record(args) -> int:
                 continue
             gold = case.get("gold") or {}
             cands = []
-            ranked, clues = box[-1] if box else ([], set())
+            ranked, clues, test_words = box[-1] if box else ([], frozenset(), frozenset())
             for s in ranked:
                 span = scoring.Span(s.d.path, s.d.start, s.d.end)
                 lo, hi = shown_window(work, s.d, clues)
@@ -74,6 +81,8 @@ def record(args) -> int:
             row = {"id": case["id"], "repo": case["repo"], "shown_by_frames": rec["shown_by_frames"],
                    "hippo_shown": rec["hippo"]["function"], "hippo_named": rec["hippo"]["named"],
                    "other_shown": _other_shown(rec), "reached": any(c["gold"] for c in cands),
+                   "clues": sorted(clues), "test_words": sorted(test_words), "work": str(work),
+                   "tests": [{"path": d.path, "start": d.start, "end": d.end} for d in starts],
                    "candidates": cands}
             out.write(json.dumps(row) + "\n")
             out.flush()
@@ -81,7 +90,7 @@ def record(args) -> int:
                   f"shown={int(rec['hippo']['function'])} named={int(rec['hippo']['named'])}", flush=True)
     finally:
         out.close()
-        suspects.rank = original  # type: ignore[assignment]
+        suspects.rank, suspects.walk = original, original_walk  # type: ignore[assignment]
         suspects.MAX_DEPTH = depth
     return 0
 

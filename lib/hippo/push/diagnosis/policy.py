@@ -43,6 +43,7 @@ SUSPECT_WEIGHTS: dict[str, float] = {
     "name_clue": 6.0,  # per word of its name in the failure (assertion, expected/actual values, message)
     "name_test": 4.0,  # per word of its name in the failing test's name
     "body_clue": 3.5,  # per failure word its body holds (up to 4)
+    "body_test": 12.0,  # per word of the failing test's name its body holds (up to 5): a test is named for a behaviour
     "frame": -4.0,  # the traceback already runs through it (the frame evidence shows it)
     "size": 6.0,  # its length, up to 80 lines: a long definition has more room for the bug
     "private": 2.0,  # a `_helper`: where the work is done, rarely what a test calls itself

@@ -200,6 +200,7 @@ def features(s: Suspect, clues: frozenset[str], test_words: frozenset[str], fram
         "name_clue": float(min(2, len(name_words & clues))),
         "name_test": float(min(2, len(name_words & test_words))),
         "body_clue": float(min(4, len(body_words & clues))),
+        "body_test": float(min(5, len(body_words & test_words))),
         "frame": float(any(p == d.path and d.start <= n <= d.end for p, n, _ in frames)),
         "size": min(1.0, (d.end - d.start + 1) / 80),
         "private": float(d.name.startswith("_") and not d.name.startswith("__")),
