@@ -221,3 +221,57 @@ def test_the_walk_follows_names_used_as_values_and_the_methods_of_classes_it_bui
     by = {s.d.qual: s.features for s in ranked}
     assert by["strip_ws"]["by_ref"] == 1.0 and by["strip_ws"]["by_name"] == 0.0
     assert by["Inline.run"]["member"] == 1.0 and by["render"]["by_ref"] == by["render"]["member"] == 0.0
+
+
+def _graph_of(files: dict[str, str]):
+    import json
+
+    from hippo.index.chunking import chunk_file
+    from hippo.retrieval.codegraph import CodeGraph
+
+    rows = {}
+    for path, text in files.items():
+        out: list = []
+        chunk_file(path, text, graph=out)
+        rows[path] = json.dumps(out[0].to_json())
+    return CodeGraph.from_rows(rows)
+
+
+def test_what_runs_before_the_test_body_is_walked_too():
+    """A pytest fixture from conftest.py, a unittest setUp and a describe block's beforeEach build what the
+    test works on: the code they call is as much under test as what the body calls."""
+    from hippo.push.diagnosis import suspects
+
+    files = {
+        "app/store.py": "def open_store(path):\n    return {'path': path}\n\n\ndef migrate(db):\n    return db\n",
+        "tests/conftest.py": ("import pytest\nfrom app.store import open_store\n\n\n@pytest.fixture\n"
+                              "def db(tmp_path):\n    return open_store(tmp_path)\n"),
+        "tests/test_store.py": ("import unittest\nfrom app.store import migrate\n\n\n"
+                                "def test_migrate(db, tmp_path):\n    assert migrate(db)\n\n\n"
+                                "class MigrateTest(unittest.TestCase):\n    def setUp(self):\n"
+                                "        self.db = open_store('x')\n\n    def test_again(self):\n"
+                                "        assert self.db\n"),
+        "src/cart.js": "function loadCart() { return []; }\nfunction total(c) { return 0; }\nmodule.exports = { loadCart, total };\n",
+        "test/cart.test.js": ("const { loadCart, total } = require('../src/cart');\n"
+                              "describe('shopping cart', () => {\n  let cart;\n  beforeEach(() => { cart = loadCart(); });\n"
+                              "  test('is empty', () => {\n    expect(total(cart)).toBe(0);\n  });\n});\n"),
+    }
+    g = _graph_of(files)
+    lines = {p: t.split("\n") for p, t in files.items()}
+
+    def header(d):
+        return "\n".join(lines[d.path][d.start - 1:d.end])
+
+    def reached(test_name):
+        tests = [d for d in g.find(test_name) if d.kind in ("function", "method", "test")]
+        setup = suspects.setup_defs(g, tests, header)
+        return setup, {d.qual for d in suspects.walk(g, tests + setup)}
+
+    setup, quals = reached("test_migrate")
+    assert [d.qual for d in setup] == ["db"] and {"migrate", "open_store"} <= quals  # the conftest fixture
+    setup, quals = reached("MigrateTest.test_again")
+    assert [d.qual for d in setup] == ["MigrateTest.setUp"] and "open_store" in quals
+    setup, quals = reached("is empty")
+    assert [d.qual for d in setup] == ["shopping cart"] and {"loadCart", "total"} <= quals  # the describe block
+    alone = [d for d in g.find("is empty") if d.kind == "test" and d.qual != "shopping cart"]
+    assert "loadCart" not in {d.qual for d in suspects.walk(g, alone)}  # only the block's beforeEach calls it

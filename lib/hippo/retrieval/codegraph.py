@@ -299,6 +299,10 @@ class CodeGraph:
             out |= self.aliases.get(name, set())
         return out
 
+    def member(self, cls: Def, name: str) -> Def | None:
+        """`cls.name`, defined by the class itself or inherited from a base the graph resolves."""
+        return next(iter(self._member(cls, name)), None)
+
     def constructors(self, cls: Def) -> list[Def]:
         f = self.files.get(cls.path)
         if f is None:

@@ -283,7 +283,8 @@ class Collector:
         starts = suspects.test_defs(graph, tests, frames, self._resolve)
         if not starts:
             return
-        reached = suspects.walk(graph, starts)
+        setup = suspects.setup_defs(graph, starts, lambda d: self._body(d)[:2000])
+        reached = suspects.walk(graph, starts + setup)
         if not reached:
             return
         test_names = " ".join(d.qual for d in starts)

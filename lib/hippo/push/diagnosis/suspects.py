@@ -92,6 +92,50 @@ def test_defs(graph: CodeGraph, tests: list[runners.FailingTest], frames: list[t
     return out[:4]
 
 
+# What a test framework runs before the test body: unittest's and pytest's per-class hooks
+_SETUP_METHODS = ("setUp", "asyncSetUp", "setUpClass", "setup_method", "setup_class", "setup")
+_PY_PARAMS = re.compile(r"def\s+\w+\s*\(([^)]*)\)", re.S)
+
+
+def setup_defs(graph: CodeGraph, tests: list[Def], header_of) -> list[Def]:
+    """What runs before each failing test's body and builds what it works on: its class's setUp-style
+    methods, the pytest fixtures its parameters name (the test's file, then conftest.py files up to the
+    root), and for jest/mocha the describe blocks around it (their beforeEach calls belong to them).
+    `header_of(d)` gives a definition's first lines."""
+    out: list[Def] = []
+    for t in tests:
+        f = graph.files.get(t.path)
+        if f is None:
+            continue
+        if t.path.endswith(".py"):
+            owner = f.by_qual.get(t.qual.rsplit(".", 1)[0]) if "." in t.qual else None
+            if owner is not None and owner.kind == "class":
+                out.extend(m for n in _SETUP_METHODS if (m := graph.member(owner, n)) is not None)
+            out.extend(_fixtures(graph, t, header_of(t)))
+        else:
+            out.extend(d for d in f.defs if d.kind == "test" and d != t and d.start <= t.start and t.end <= d.end)
+    return [d for i, d in enumerate(out) if d not in tests and d not in out[:i]]
+
+
+def _fixtures(graph: CodeGraph, test: Def, header: str) -> list[Def]:
+    m = _PY_PARAMS.search(header)
+    if not m:
+        return []
+    names = [p.split(":")[0].split("=")[0].strip().lstrip("*") for p in m.group(1).split(",")]
+    names = [n for n in names if n and n not in ("self", "cls")]
+    parts = test.path.split("/")
+    places = [test.path] + ["/".join(parts[:k] + ["conftest.py"]) for k in range(len(parts) - 1, -1, -1)]
+    out = []
+    for name in names:
+        for place in places:
+            f = graph.files.get(place)
+            d = f.by_qual.get(name) if f is not None else None
+            if d is not None and d.kind == "function":
+                out.append(d)
+                break
+    return out
+
+
 _PLACEHOLDER = re.compile(r"%[a-zA-Z#%]|\\\$\\\{[^}]*\\\}|\\\$[A-Za-z_][\w.]*")
 
 
