@@ -465,3 +465,25 @@ def test_a_test_requiring_the_package_root_reaches_its_index():
                 "tests/o.test.js": "const { Option } = require('..');\ntest('x', () => { new Option('a'); });\n"})
     got = {c.callee: ([(d.path, d.qual) for d in found], how) for c, found, how in g.callees(g.find("x")[0])}
     assert got["Option"] == ([("lib/option.js", "Option")], EXACT)
+
+
+def test_name_resolution_is_computed_once_per_graph_and_answers_the_same():
+    """Packages that import a name from each other, copied three times (a big repository holds copies): each
+    hop fans out to every copy, so without the graph's lookup cache resolving one call grows as 3^depth."""
+    files = dict(PKG)
+    for k in range(3):
+        files[f"copy{k}/cyc/__init__.py"] = "from cyc.b import helper\n"
+        files[f"copy{k}/cyc/a.py"] = "from cyc.b import helper\n\n\ndef go():\n    return helper()\n"
+        files[f"copy{k}/cyc/b.py"] = "from cyc.a import helper\n"
+    g = _graph(files)
+    calls = [c for f in g.files.values() for c in f.calls]
+    warm = {c: g.resolve(c) for c in calls}  # one graph, its cache shared by every call
+    for c, answer in warm.items():
+        assert _graph(files).resolve(c) == answer  # a graph that resolved nothing before
+    go = next(c for c in calls if c.callee == "helper" and c.path == "copy0/cyc/a.py")
+    fresh = _graph(files)
+    resolved = []
+    real = fresh._resolve_name
+    fresh._resolve_name = lambda *a: resolved.append(a[:2]) or real(*a)  # type: ignore[method-assign]
+    assert fresh.resolve(go)[1] == NAME  # the cycle defines no helper
+    assert len(resolved) < 60  # each (file, name, depth) once, not 3^7 walks

@@ -128,3 +128,49 @@ def test_raw_sql_is_refused(store):
         store.count("embedded = true")  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="Filter"):
         store.rows("path = 'x'")  # type: ignore[arg-type]
+
+
+def test_literal_lookup_from_memory_matches_the_scan(store, monkeypatch):
+    """The text column held in memory (textcolumn.py) finds what the scan of the table finds, row for row."""
+    from hippo.index import textcolumn
+
+    every = store.rows(columns=["text"])
+    terms = ["e", "def ", "TokenExpiredError(", "class ", "return", "no chunk holds this string",
+             *(r["text"][5:25] for r in every[::3])]
+    store.keep_text()
+    for limit in (1, 2, 6):
+        store.refresh()
+        kept = store.literal_lookup(terms, limit)
+        assert store._text_cache is not None and store._text_cache[1] is not None
+        store.refresh()
+        monkeypatch.setattr(textcolumn, "MAX_BYTES", 0)  # too big to keep: the lookup scans
+        scanned = store.literal_lookup(terms, limit)
+        assert store._text_cache is not None and store._text_cache[1] is None
+        monkeypatch.undo()
+        assert kept == scanned
+
+
+def test_text_column_and_regex_cache_follow_the_table_version(tmp_path):
+    root = sample_repo(tmp_path)
+    index_repo(root, embedder=FakeEmbedder())
+    st = Store(root / ".hippo", load_state(root / ".hippo").dim)
+    try:
+        st.literal_lookup(["def "], 3)
+        assert st._text_cache is None  # a one-shot reader scans: it never holds the text column
+        st.keep_text()
+        term = "BRAND_NEW_CONSTANT"
+        assert st.literal_lookup([term], 3) == {term: []}
+        assert st.regex_scan(f"{term}\\s*=", 3) == []
+        version = st._text_cache[0] if st._text_cache else None
+        (root / "src" / "fresh.py").write_text(f"{term} = 1\n")
+        index_repo(root, embedder=FakeEmbedder())
+        assert st.literal_lookup([term], 3) == {term: []}  # still reading the version it opened
+        st.refresh()
+        assert [r["path"] for r in st.literal_lookup([term], 3)[term]] == ["src/fresh.py"]
+        assert st._text_cache is not None and st._text_cache[0] != version
+        hits = st.regex_scan(f"{term}\\s*=", 3)
+        assert [r["path"] for r in hits] == ["src/fresh.py"]
+        hits[0]["text"] = "changed by the caller"
+        assert st.regex_scan(f"{term}\\s*=", 3)[0]["text"] != "changed by the caller"  # copies
+    finally:
+        st.close()

@@ -253,6 +253,7 @@ def prepared(cases: list[dict], embedder, fast: bool):
             index_repo(work, embedder=embedder)
             searcher = Searcher(work, embedder=embedder)
             searcher.search("warm up the open tables", k=1, mode="hybrid")  # the warm server's state
+            searcher.store.keep_text()  # as the warm server's store does (service/host.py warm)
             yield case, work, searcher
         reset(work, commit)
         index_repo(work, embedder=embedder)  # leave the cached index matching the clean commit

@@ -40,6 +40,8 @@ import pyarrow as pa  # noqa: E402
 import pyarrow.compute as pc  # noqa: E402
 
 from hippo.core.indexdir import IndexDir
+from hippo.index import textcolumn
+from hippo.index.textcolumn import TextColumn
 
 CHUNKS = "chunks"
 GRAPH = "graph"
@@ -283,6 +285,8 @@ class Store:
         self._count_cache: tuple[int, int] | None = None  # (table version, row count)
         self._graph_cache: tuple[int, dict[str, str]] | None = None  # (table version, path -> graph JSON)
         self._span_cache: tuple[int, dict[str, list[tuple[int, int, int]]]] | None = None  # (version, spans)
+        self._text_cache: tuple[int, TextColumn | None] | None = None  # (version, its text; None: too big)
+        self._keep_text = False  # keep_text(): a long-lived reader holds the text column in memory
 
     # --- tables -------------------------------------------------------------------------------
     def _names(self) -> set[str]:
@@ -390,6 +394,7 @@ class Store:
         self._count_cache = None
         self._graph_cache = None
         self._span_cache = None
+        self._text_cache = None
         if self.reader_mark is not None:
             self.reader_mark.take(MARK_WAIT)  # before moving to the newest version
         for tbl in (self._chunks, self._vectors):
@@ -649,11 +654,20 @@ class Store:
 
     @_optional
     def regex_scan(self, pattern: str, limit: int, flt: Filter | None = None) -> list[dict]:
-        """Up to `limit` rows (table order) whose text matches the regular expression `pattern`."""
+        """Up to `limit` rows (table order) whose text matches the regular expression `pattern`.
+
+        A regex over the whole text column costs ~0.6 s at 50k chunks (a failure nothing else located runs
+        one, and runs it again when the command is re-run): cached until refresh(), like substring_scan."""
         tbl = self.chunks()
         if tbl is None:
             return []
-        return tbl.search().where(_where(flt, f"regexp_like(text, {sql_str(pattern)})")).limit(limit).to_list()
+        key = ("regex", flt, pattern, limit)
+        if key not in self._scan_cache:
+            rows = tbl.search().where(_where(flt, f"regexp_like(text, {sql_str(pattern)})")).limit(limit).to_list()
+            if len(self._scan_cache) >= SCAN_CACHE_ENTRIES:
+                self._scan_cache.pop(next(iter(self._scan_cache)))
+            self._scan_cache[key] = rows
+        return [dict(r) for r in self._scan_cache[key]]
 
     @_optional
     def substring_scan(self, terms: Sequence[str], limit: int, flt: Filter | None = None, *,
@@ -694,8 +708,52 @@ class Store:
         if key not in self._literal_cache:  # a scan of the text column: cached until refresh, like substring_scan
             if len(self._literal_cache) >= SCAN_CACHE_ENTRIES:
                 self._literal_cache.pop(next(iter(self._literal_cache)))
-            self._literal_cache[key] = self._literal_scan(tbl, wanted, found, limit, flt, case_sensitive, columns)
+            texts = self._text_column(tbl) if self._keep_text and flt is None and case_sensitive else None
+            self._literal_cache[key] = self._literal_scan(tbl, wanted, found, limit, flt, case_sensitive, columns) \
+                if texts is None else self._literal_find(tbl, texts, wanted, found, limit, columns)
         return {t: [dict(r) for r in rows] for t, rows in self._literal_cache[key].items()}
+
+    def keep_text(self) -> None:
+        """For a long-lived reader (the warm server): from now on literal_lookup reads the text column into
+        memory once per table version and answers from it (textcolumn.py), starting with this version, now.
+        A one-shot process keeps scanning: reading the column costs about what one scan does."""
+        self._keep_text = True
+        tbl = self.chunks()
+        if tbl is not None:
+            self._text_column(tbl)
+
+    def _text_column(self, tbl) -> TextColumn | None:
+        """The open version's text column in memory (textcolumn.py), read once per version; None when it
+        is bigger than textcolumn.MAX_BYTES (then lookups scan)."""
+        version = tbl.version
+        if self._text_cache is None or self._text_cache[0] != version:
+            t = tbl.search().select(["text"]).with_row_id(True).limit(self._every(tbl)).to_arrow()
+            col = pc.fill_null(t.column("text"), "").combine_chunks()
+            texts: TextColumn | None = TextColumn(b"", [], [])
+            if len(col):
+                wide = pa.types.is_large_string(col.type)
+                offsets = np.frombuffer(col.buffers()[1], dtype=np.int64 if wide else np.int32)
+                offsets = offsets[col.offset:col.offset + len(col) + 1]
+                size = int(offsets[-1] - offsets[0])
+                texts = None if size > textcolumn.MAX_BYTES else TextColumn.build(
+                    memoryview(col.buffers()[2] or b""), offsets.tolist(), t.column("_rowid").to_pylist())
+            self._text_cache = (version, texts)
+        return self._text_cache[1]
+
+    def _literal_find(self, tbl, texts: TextColumn, wanted, found, limit, columns) -> dict[str, list[dict]]:
+        """literal_lookup from the in-memory text column: the rows found, then just those rows read by id."""
+        positions = texts.rows_holding_each(wanted, limit)
+        need = sorted({texts.row_ids[k] for ks in positions.values() for k in ks})
+        cols = list(dict.fromkeys([*columns, "text"]))
+        by_id: dict[int, dict] = {}
+        for i in range(0, len(need), ROWID_BATCH):
+            part = need[i:i + ROWID_BATCH]
+            where = f"_rowid IN ({', '.join(str(int(r)) for r in part)})"
+            for row in tbl.search().where(where).select(cols).with_row_id(True).limit(len(part)).to_list():
+                by_id[row.pop("_rowid")] = row
+        for t, ks in positions.items():
+            found[t] = [by_id[texts.row_ids[k]] for k in ks if texts.row_ids[k] in by_id]
+        return found
 
     def _literal_scan(self, tbl, wanted, found, limit, flt, case_sensitive, columns) -> dict[str, list[dict]]:
         cols = list(dict.fromkeys([*columns, "text"]))

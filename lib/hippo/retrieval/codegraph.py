@@ -90,6 +90,10 @@ class CodeGraph:
         # where one step from a definition leads, for walks over this graph (diagnosis.suspects.edges): a
         # warm server answers the next failure from it, and the graph is rebuilt with each table version
         self.step_cache: dict[Def, list] = {}
+        # _lookup's answers: a name re-exported through packages that import each other (and through the
+        # copies of a package a big repository holds) is reached along many paths, each resolved again
+        # from scratch without this (~1 s for one sqlparse failure at 50k chunks)
+        self._lookup_cache: dict[tuple, list[Def]] = {}
         self.py_modules: dict[str, list[str]] = {}
         for path in files:
             if path.endswith(_PY_EXTS):
@@ -407,7 +411,15 @@ class CodeGraph:
         return out
 
     def _lookup(self, f: _File, parts: list[str], within: Def | None, depth: int = 0) -> list[Def]:
-        """Resolve a dotted name as written in file `f` (scope, then imports, then star imports)."""
+        """Resolve a dotted name as written in file `f` (scope, then imports, then star imports); each
+        answer is computed once per graph (the graph does not change under it)."""
+        key = (f.path, tuple(parts), within, depth)
+        found = self._lookup_cache.get(key)
+        if found is None:
+            found = self._lookup_cache[key] = self._resolve_name(f, parts, within, depth)
+        return list(found)
+
+    def _resolve_name(self, f: _File, parts: list[str], within: Def | None, depth: int) -> list[Def]:
         head = parts[0]
         scopes = within.qual.split(".") if within is not None else []
         for k in range(len(scopes), -1, -1):

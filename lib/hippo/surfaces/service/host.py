@@ -48,6 +48,7 @@ class WarmIndex:
         self.needed = False  # a request needed the index (the client then leaves a server warm)
         self.served = 0
         self.index_lock = threading.Lock()  # index requests run one after another (the writer lock is per process)
+        self.long_lived = False  # warm() ran: this process answers many requests (the server, the MCP server)
 
     @property
     def settings(self) -> Any:
@@ -79,13 +80,17 @@ class WarmIndex:
                 else:
                     self._searcher = Searcher(self.root, self.settings, embedder=self._embedder)
                     self._embedder = self._searcher._embedder or self._embedder
+                if self.long_lived:
+                    self._hold_text()
             elif self._watch.changed():
                 # a (background) reindex committed a new version: reopen the table, keep the loaded model
                 self._searcher.refresh()
             return self._searcher
 
     def warm(self) -> None:
-        """Open the index, load the model and touch the full-text indexes before the first real query."""
+        """Open the index, load the model and touch the full-text indexes before the first real query; from
+        now on the open store holds its text column for literal lookups (Store.keep_text)."""
+        self.long_lived = True
         try:
             s = self.searcher()
         except DamagedIndexError as exc:
@@ -104,6 +109,15 @@ class WarmIndex:
             s.search("raise error", keywords=["raise"], exact=True, k=2, mode="keyword")
         except Exception as exc:
             log(self.index_dir, "warm-up: search failed", exc)
+
+    def _hold_text(self) -> None:
+        store = getattr(self._searcher, "store", None)
+        keep = getattr(store, "keep_text", None)
+        if callable(keep):
+            try:
+                keep()
+            except Exception as exc:  # noqa: BLE001 - lookups scan instead; a damaged table surfaces on use
+                log(self.index_dir, "warm-up: text column not held", exc if not isinstance(exc, HippoError) else None)
 
     def close(self) -> None:
         """Drop the open Searcher (its table handle and model); the next request opens a new one."""

@@ -1,0 +1,64 @@
+"""The `text` column of one table version, held as one UTF-8 buffer: which rows hold a literal string.
+
+A failure's message fragments and test titles are looked up verbatim in every chunk (store.literal_lookup).
+Asking lance re-reads and re-decodes the whole column each time (~100 ms at 50k chunks, on every new
+failure); `bytes.find` over the buffer answers a term in ~10 ms when nothing holds it, less when something
+does. The buffer is read once per table version (about what one scan costs) and only kept below
+MAX_BYTES, so a very large index keeps scanning rather than holding its text twice.
+
+A UTF-8 substring match is a character substring match (UTF-8 is self-synchronizing), so the rows found are
+the rows `strpos(text, term) > 0` selects, in the same (table) order. Stdlib only; the caller hands in
+the buffer and row ends it read from arrow.
+"""
+from __future__ import annotations
+
+import bisect
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+MAX_BYTES = 128 * 1024 * 1024  # ~150k chunks of code; a bigger index scans instead of doubling its text in memory
+
+
+@dataclass(frozen=True)
+class TextColumn:
+    """Row k's text is `data[ends[k-1]:ends[k]]` (row 0 starts at 0); `row_ids` are the rows' lance ids."""
+
+    data: bytes
+    ends: list[int]
+    row_ids: list[int]
+
+    @classmethod
+    def build(cls, data: bytes | memoryview, offsets: Sequence[int], row_ids: Sequence[int]) -> TextColumn:
+        """From an arrow string column's data buffer and its len+1 offsets (null rows as empty strings)."""
+        base = int(offsets[0]) if len(offsets) else 0
+        ends = [int(o) - base for o in offsets[1:]]
+        if len(ends) != len(row_ids):
+            raise ValueError("one end offset per row")
+        return cls(bytes(data[base:base + (ends[-1] if ends else 0)]), ends, list(row_ids))
+
+    def rows_holding(self, term: str, limit: int) -> list[int]:
+        """Positions (table order) of the first `limit` rows whose text holds `term`."""
+        needle = term.encode("utf-8", "surrogatepass")
+        data, ends = self.data, self.ends
+        out: list[int] = []
+        pos = 0
+        while len(out) < limit and needle:
+            hit = data.find(needle, pos)
+            if hit < 0:
+                break
+            row = bisect.bisect_right(ends, hit)  # the row whose bytes hold offset `hit`
+            end = ends[row]
+            if hit + len(needle) <= end:
+                out.append(row)
+            # a later match in this row would be counted twice; one running past its end can only start later
+            pos = end
+        return out
+
+    def rows_holding_each(self, terms: Sequence[str], limit: int) -> dict[str, list[int]]:
+        """rows_holding for each term. Terms that differ only in their first and last character (a test
+        title quoted three ways) share one pass when nothing holds their middle: a miss reads the whole
+        buffer, and a failure's titles are mostly not in the source as written."""
+        cores = Counter(t[1:-1] for t in terms if len(t) >= 3)
+        missing = {c for c, n in cores.items() if n > 1 and not self.rows_holding(c, 1)}
+        return {t: [] if len(t) >= 3 and t[1:-1] in missing else self.rows_holding(t, limit) for t in terms}
