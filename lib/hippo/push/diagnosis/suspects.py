@@ -16,7 +16,7 @@ from hippo.core.pathkind import is_test, is_type_declaration
 from hippo.push.diagnosis import policy, runners
 from hippo.retrieval.codegraph import EXACT, NAME, CodeGraph, Def
 
-MAX_DEPTH = 4
+MAX_DEPTH = 5
 # Tables and patterns sit where the code is set up (a lexer's keyword list is read by an initializer that
 # runs the first time anything parses): the walk goes on this deep looking for data definitions only.
 DATA_DEPTH = 8
