@@ -487,3 +487,29 @@ def test_name_resolution_is_computed_once_per_graph_and_answers_the_same():
     fresh._resolve_name = lambda *a: resolved.append(a[:2]) or real(*a)  # type: ignore[method-assign]
     assert fresh.resolve(go)[1] == NAME  # the cycle defines no helper
     assert len(resolved) < 60  # each (file, name, depth) once, not 3^7 walks
+
+
+_MANY_ASSIGNS = "".join(
+    f"test('case {i}', () => {{\n  const p{i} = new Command(); const o{i} = makeOpt({i});\n"
+    f"  p{i}.addOption(o{i}); expect(p{i}.opts().x).toEqual(run(o{i}), check({i}));\n}});\n" for i in range(12))
+
+
+@pytest.mark.slow  # three interpreters that import tree-sitter: ~5 CPU-s
+def test_the_graph_of_a_file_is_the_same_in_every_process():
+    """Calls on one line keep their column order, and each `x = f()` pairs the right names, whatever the
+    hash seed: tree-sitter hands captures over in no set order, and a graph that changed from one index run
+    to the next resolved `p.opts()` exactly in one and by bare name in the next."""
+    import subprocess
+    import sys
+
+    script = ("import json,sys\nfrom hippo.index.chunking import chunk_file\nout=[]\n"
+              "chunk_file('t.test.js', sys.stdin.read(), graph=out)\nprint(json.dumps(out[0].to_json()))\n")
+    graphs = {subprocess.run([sys.executable, "-c", script], input=_MANY_ASSIGNS, capture_output=True, text=True,
+                             env={**__import__("os").environ, "PYTHONHASHSEED": seed}, check=True).stdout
+              for seed in ("1", "2", "3")}
+    assert len(graphs) == 1
+    g = json.loads(graphs.pop())
+    line3 = [c[0] for c in g["c"] if c[1] == 3]
+    assert line3 == ["p0.addOption", ".toEqual", "expect", "p0.opts", "run", "check"]  # by start, outer first
+    assert sorted((v, c) for v, c, _w in g["a"]) == sorted(
+        [(f"p{i}", "Command") for i in range(12)] + [(f"o{i}", "makeOpt") for i in range(12)])

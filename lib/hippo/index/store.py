@@ -875,7 +875,8 @@ class SymbolIndex:
     def build(cls, symbols: Sequence[str | None], row_ids: Sequence[int]) -> SymbolIndex:
         rows: dict[str, list[int]] = {}
         last: set[str] = set()
-        for sym, rid in zip(symbols, row_ids, strict=True):
+        # a scan may deliver fragments in any order: sorted row ids make "the first `limit`" the same each time
+        for rid, sym in sorted(zip(row_ids, symbols, strict=True)):
             parts = {p.strip() for p in (sym or "").split(",")}
             tails = {p.rsplit(".", 1)[-1] for p in parts}
             for name in parts | tails:

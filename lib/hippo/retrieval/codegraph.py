@@ -140,7 +140,8 @@ class CodeGraph:
         reused, not parsed again (an edit re-parses one file, not the repository)."""
         files: dict[str, _File] = {}
         old = previous.files if previous is not None else {}
-        for path, raw in rows.items():
+        # by path: the rows come in scan order, which varies, and name lookups list definitions in file order
+        for path, raw in sorted(rows.items()):
             prev = old.get(path)
             if prev is not None and prev.raw == raw:
                 files[path] = prev

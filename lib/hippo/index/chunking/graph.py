@@ -153,6 +153,10 @@ def extract(tree, src: bytes, lang: str) -> FileGraph | None:
     from tree_sitter import QueryCursor
 
     caps = QueryCursor(query).captures(tree.root_node)
+    # each capture's nodes in document order: the binding's list comes in no set order (it varied with the
+    # hash seed), and calls on one line, and the pairing of `x = f()` captures, follow this order
+    for nodes in caps.values():
+        nodes.sort(key=lambda n: (n.start_byte, -n.end_byte))
     return _Builder(src, lang).build(caps)
 
 
