@@ -275,3 +275,12 @@ def test_what_runs_before_the_test_body_is_walked_too():
     assert [d.qual for d in setup] == ["shopping cart"] and {"loadCart", "total"} <= quals  # the describe block
     alone = [d for d in g.find("is empty") if d.kind == "test" and d.qual != "shopping cart"]
     assert "loadCart" not in {d.qual for d in suspects.walk(g, alone)}  # only the block's beforeEach calls it
+
+
+def test_words_compare_without_their_endings():
+    """A test named for "implied options" is about `Option.implies`; one named for grouping, about `group`."""
+    from hippo.push.diagnosis.suspects import words
+
+    assert words("when implied options then stored") & words("Option.implies") == words("option implies")
+    assert words("test_grouping_create_table") & words("def group(stmt)") == words("group")
+    assert "bus" in words("bus") and "test" not in words("tests")  # short stems stay whole; stop words go

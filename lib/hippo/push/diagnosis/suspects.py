@@ -55,14 +55,27 @@ class Suspect:
 
 @functools.lru_cache(maxsize=4096)
 def words(text: str) -> frozenset[str]:
-    """Lower-case word parts of identifiers and prose (`parseArgs` -> parse, args). Cached: a warm server
-    ranks the same definitions' bodies failure after failure."""
+    """Lower-case word parts of identifiers and prose, their endings cut (`parseArgs` -> parse, arg;
+    `grouping` and `groups` -> group): a test named for "implied options" speaks of `implies(option)`.
+    Cached: a warm server ranks the same definitions' bodies failure after failure."""
     out: set[str] = set()
     for w in _WORD.findall(text):
         for part in _CAMEL.sub("_", w).lower().split("_"):
             if len(part) >= 3 and part not in _STOP:
-                out.add(part)
+                out.add(_stem(part))
     return frozenset(out)
+
+
+_ENDINGS = ("ations", "ation", "ings", "ing", "es", "ed", "s")  # implies, implied -> impli
+
+
+def _stem(word: str) -> str:
+    """`word` without one common English ending, when at least 3 letters are left (crude on purpose: both
+    sides of every comparison are cut the same way)."""
+    for end in _ENDINGS:
+        if word.endswith(end) and len(word) - len(end) >= 3:
+            return word[:-len(end)]
+    return word
 
 
 def test_defs(graph: CodeGraph, tests: list[runners.FailingTest], frames: list[tuple[str, int, str]],
