@@ -548,3 +548,25 @@ def test_a_method_with_a_doc_comment_and_a_return_type_is_shown_from_its_header(
     write = [h for h in hits if h["path"] == "src/decode.ts" and "write(input" in h["snippet"]]
     assert write and write[0]["snippet"].lstrip().startswith("write(input: string"), [(h["why"], h["start_line"], h["snippet"][:60]) for h in hits]
     assert not any("line 3 of the doc comment" in h["snippet"] for h in hits)
+
+
+def test_the_same_message_raised_where_the_traceback_did_not_run_is_left_out(tmp_path):
+    """`first()` and `last()` raise the same sentence; the traceback runs through `last`, so `first` is
+    another place with that message, not where this failure came from."""
+    pad = "".join(f"    # step {i}\n" for i in range(30))  # keeps the two functions in separate chunks
+    root, embedder = _indexed_repo(tmp_path / "repo", {
+        "seq/__init__.py": "",
+        "seq/ends.py": (
+            "def first(items, default=None):\n" + pad + "    for x in items:\n        return x\n"
+            "    raise ValueError('first() was called on an empty iterable, and no default value was provided.')\n"
+            "\n\ndef last(items, default=None):\n" + pad + "    if not items:\n"
+            "        raise ValueError('last() was called on an empty iterable, and no default value was provided.')\n"
+            "    return items[-1]\n"),
+    })
+    line = next(i for i, t in enumerate((root / "seq/ends.py").read_text().split("\n"), 1) if "raise ValueError('last" in t)
+    error = ("Exit code 1\nTraceback (most recent call last):\n  File \"run.py\", line 3, in <module>\n"
+             f"  File \"{root}/seq/ends.py\", line {line}, in last\n"
+             "ValueError: last() was called on an empty iterable, and no default value was provided.\n")
+    hits = _diagnose(root, embedder, error)["hits"]
+    assert any("def last" in h["snippet"] or "raise ValueError('last" in h["snippet"] for h in hits), hits
+    assert not any("raise ValueError('first" in h["snippet"] for h in hits), [(h["why"], h["start_line"]) for h in hits]

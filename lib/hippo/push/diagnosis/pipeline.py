@@ -491,7 +491,12 @@ class Collector:
                     score, raising, line = _run_score(row, err.message)
                     if score and (row["id"] not in best or best[row["id"]][0] < score):
                         best[row["id"]] = (score + (20 if raising else 0), row, line)
-        for score, row, line in sorted(best.values(), key=lambda t: t[0], reverse=True)[:3]:
+        sites = sorted(best.values(), key=lambda t: t[0], reverse=True)[:3]
+        # the traceback runs through one of them: the same message raised elsewhere (`first()` beside
+        # `last()`) is another place that did not run
+        ran = [t for t in sites if any(p == t[1]["path"] and t[1]["start_line"] <= n <= t[1]["end_line"]
+                                       for p, n, _ in self.frames)]
+        for score, row, line in ran or sites:
             # a message composed inside its own exception class says what, not where: the places
             # raising that class come first then
             composed = any(re.search(r"\bclass\s+" + re.escape(c) + r"\b", row["text"]) for c in classes)
