@@ -570,3 +570,21 @@ def test_the_same_message_raised_where_the_traceback_did_not_run_is_left_out(tmp
     hits = _diagnose(root, embedder, error)["hits"]
     assert any("def last" in h["snippet"] or "raise ValueError('last" in h["snippet"] for h in hits), hits
     assert not any("raise ValueError('first" in h["snippet"] for h in hits), [(h["why"], h["start_line"]) for h in hits]
+
+
+def test_a_long_suspect_leaves_room_for_the_next_one(tmp_path):
+    """Two suspects get code: the first, 24 long lines, is cut to its share of the budget around its line,
+    so the second still shows; before, the first took all of it."""
+    from hippo.push.diagnosis import policy
+
+    long_body = "".join(f"    value_{i} = compute_something_rather_long(argument_{i}, other_{i})\n" for i in range(24))
+    (tmp_path / "a.py").write_text("def big(x):\n" + long_body)
+    (tmp_path / "b.py").write_text("def small(x):\n    return x + 1\n")
+    live = LiveFiles(tmp_path, _State(tmp_path, ["a.py", "b.py"]))
+    share = 1 / policy.SUSPECT_SHOWN
+    first = Evidence("a.py", 1, 25, 12, "called by a failing test, 1 call down", 68, max_lines=24, share=share)
+    second = Evidence("b.py", 1, 2, 1, "called by big, 2 calls down", 67, max_lines=24, share=share)
+    chosen = policy.select([first, second], live, "", set(), budget=825)
+    assert [ev.path for ev, *_ in chosen] == ["a.py", "b.py"]
+    lo, hi, text = chosen[0][1], chosen[0][2], chosen[0][3]
+    assert len(text) <= 825 * share and lo <= 12 <= hi  # around its line, within its share

@@ -34,6 +34,7 @@ class Evidence:
     from_index: bool = False  # the range came from the index, not from the output or a diff
     language: str = ""
     max_lines: int = MAX_HIT_LINES  # definitions show their head, hunks and frames more around the line
+    share: float = 1.0  # the most of the code budget it may take (a suspect leaves room for the next one)
 
 
 class LiveFiles:

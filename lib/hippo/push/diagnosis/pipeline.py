@@ -300,7 +300,8 @@ class Collector:
                 lines = self.live.lines(d.path) or []
                 focus = _best_line(lines, d.start, d.end, clues)
                 self.items.append(Evidence(d.path, d.start, d.end, focus, s.why(), weight,
-                                           language=_language(d.path), max_lines=policy.MAX_SUSPECT_LINES))
+                                           language=_language(d.path), max_lines=policy.MAX_SUSPECT_LINES,
+                                           share=1 / policy.SUSPECT_SHOWN))
                 self.on_path.add(d.path)
             self.pointers.append({"path": d.path, "start_line": d.start, "end_line": d.end, "symbol": d.qual,
                                   "score": round(min(1.0, max(0.0, s.score) / 100), 2), "why": s.why()})

@@ -141,7 +141,7 @@ def select(candidates: list[Evidence], live: LiveFiles, output: str, exclude: se
             continue  # overlapping evidence already chosen
         if ev.weight < W_CHANGED and _shown_share(text, shown) >= SHOWN_SHARE:
             continue  # the output already prints these lines (an edit's lines are news even when printed)
-        room = budget - used
+        room = min(budget - used, int(budget * ev.share))
         if len(text) > room:
             lo, hi, text = _cut(text, lo, ev.focus, room)
         out.append((ev, lo, hi, text))
