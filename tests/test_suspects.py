@@ -284,3 +284,21 @@ def test_words_compare_without_their_endings():
     assert words("when implied options then stored") & words("Option.implies") == words("option implies")
     assert words("test_grouping_create_table") & words("def group(stmt)") == words("group")
     assert "bus" in words("bus") and "test" not in words("tests")  # short stems stay whole; stop words go
+
+
+def test_suspects_alone_are_named_when_the_output_already_prints_the_code(shop, tmp_path, monkeypatch):
+    """Every span hippo would show is in the output already: the suspects the traceback does not print are
+    still named, as a map under their own lead line; with none left, the hook stays silent."""
+    from hippo.push.diagnosis.respond import LEAD_POINTERS
+    from hippo.surfaces.hooks import failure
+
+    root, _embedder, output = shop
+    monkeypatch.setenv("HIPPO_HOME", str(tmp_path / "home"))
+    pointer = {"path": "shop/rates.py", "start_line": 5, "end_line": 6, "symbol": "vat_rate", "score": 0.6,
+               "why": "called by Cart._tax, 3 calls down"}
+    payload = {"tool_name": "Bash", "tool_input": {"command": "pytest tests/test_cart.py"}, "error": output,
+               "session_id": "s", "cwd": str(root)}
+    out = failure.handle(payload, diagnoser=lambda _req: {"hits": [], "candidates": [pointer]})
+    ctx = out["hookSpecificOutput"]["additionalContext"]
+    assert ctx.startswith(LEAD_POINTERS) and 'symbol="vat_rate"' in ctx and "<result" not in ctx
+    assert failure.handle({**payload, "session_id": "s2"}, diagnoser=lambda _req: {"hits": [], "candidates": []}) is None

@@ -71,6 +71,9 @@ def diagnose(searcher: DiagnosisIndex, request: dict, mode: str = "hybrid") -> d
     chosen = policy.select(found, live, sig.text, set(request.get("exclude") or ()), budget=budget)
     hits = _hits(searcher, live, chosen)
     candidates = _pointers(collector.pointers, hits)
+    if not hits:  # pointers alone: none to what the traceback already prints
+        candidates = [c for c in candidates if not any(p == c["path"] and c["start_line"] <= n <= c["end_line"]
+                                                       for p, n, _ in collector.frames)]
     meta = {"total_hits": len(found), "returned_hits": len(hits),
             "latency_ms": int((time.perf_counter() - started) * 1000),
             "search_strategy": "error diagnosis (frames, recent changes, definitions, message literals)",
