@@ -487,3 +487,33 @@ def test_name_resolution_is_computed_once_per_graph_and_answers_the_same():
     fresh._resolve_name = lambda *a: resolved.append(a[:2]) or real(*a)  # type: ignore[method-assign]
     assert fresh.resolve(go)[1] == NAME  # the cycle defines no helper
     assert len(resolved) < 60  # each (file, name, depth) once, not 3^7 walks
+
+
+def test_the_graph_does_not_depend_on_the_order_tree_sitter_returns_captures(monkeypatch):
+    """`QueryCursor.captures` collects each capture's nodes in a set, whose order follows node addresses and
+    so changes between processes: the graph must come out the same whatever order the lists arrive in."""
+    import tree_sitter
+
+    py = PY + "\n\ndef use(p):\n    a = Parser()\n    b = core.make(p)\n    with open(p) as fh:\n        return a.parse(fh), b\n"
+    js = ("const c = new Command();\nconst d = make.thing(1);\nfunction go(x) {\n  const e = build(x);\n"
+          "  return [c.run(e), d, KEYS[x]];\n}\nconst KEYS = {a: 1};\n")
+    want = {p: graph_of(p, t) for p, t in (("m.py", py), ("m.js", js))}
+    real = tree_sitter.QueryCursor
+
+    class Reversed:
+        def __init__(self, query):
+            self.cursor = real(query)
+
+        def captures(self, node):
+            return {k: v[::-1] for k, v in self.cursor.captures(node).items()}
+
+    monkeypatch.setattr(tree_sitter, "QueryCursor", Reversed)
+    assert {p: graph_of(p, t) for p, t in (("m.py", py), ("m.js", js))} == want
+
+
+def test_a_variable_is_paired_with_the_call_of_its_own_statement():
+    g = graph_of("m.py", "def use(p):\n    a = Parser()\n    b = core.make(p)\n    with open(p) as fh:\n"
+                         "        x = 1\n    return a, b, fh\n")
+    assert [r[:2] for r in g["a"]] == [["a", "Parser"], ["b", "core.make"], ["fh", "open"]]
+    g = graph_of("m.js", "function go(x) {\n  const e = build(x);\n  let f = new lib.Thing(e), k = 2;\n}\n")
+    assert [r[:2] for r in g["a"]] == [["e", "build"], ["f", "lib.Thing"]]

@@ -153,7 +153,13 @@ def extract(tree, src: bytes, lang: str) -> FileGraph | None:
     from tree_sitter import QueryCursor
 
     caps = QueryCursor(query).captures(tree.root_node)
-    return _Builder(src, lang).build(caps)
+    return _Builder(src, lang).build({k: sorted(v, key=_position) for k, v in caps.items()})
+
+
+def _position(node: Node) -> tuple[int, int]:
+    """Document order, outer node first. `captures()` gathers each capture's nodes in a set, so its lists
+    come in an order that changes from one process to the next (node hashes are addresses)."""
+    return node.start_byte, -node.end_byte
 
 
 def _text(src: bytes, node: Node) -> str:
@@ -318,17 +324,26 @@ class _Builder:
             if not callee or len(callee) > 200 or callee == "require":
                 continue
             out.append([callee, fn.start_point[0] + 1, _within(starts, spans, fn.start_byte)])
-        out.sort(key=lambda c: c[1])
         return out
 
     def _assigns(self, names: list[Node], calls: list[Node], spans: list[tuple[int, int]]) -> list[list]:
         starts = [s for s, _ in spans]
         out: list[list] = []
         seen: set[tuple] = set()
-        for var, fn in zip(names, calls, strict=False):  # captured pairwise, in match order
-            stmt = var.parent.parent if var.parent is not None and var.parent.parent is not None else var.parent
-            if stmt is None or not stmt.start_byte <= fn.start_byte < stmt.end_byte:
-                continue  # not from the same statement: the pairing is off, leave it out
+        # A variable and its callee are paired through the statement both belong to (`x = f()`, `with f()
+        # as x`, `const x = new F()`); the capture lists alone say nothing about which goes with which.
+        by_stmt: dict[tuple[int, int], Node] = {}
+        for fn in calls:
+            stmt = fn.parent.parent if fn.parent is not None else None
+            if stmt is not None:
+                by_stmt[(stmt.start_byte, stmt.end_byte)] = fn
+        for var in names:
+            stmt = var.parent
+            if stmt is not None and stmt.type == "as_pattern_target":
+                stmt = stmt.parent
+            fn = by_stmt.get((stmt.start_byte, stmt.end_byte)) if stmt is not None else None
+            if fn is None:
+                continue
             callee = self._callee(fn)
             if not callee or callee == "require" or not _CHAIN.fullmatch(callee):
                 continue
@@ -343,7 +358,7 @@ class _Builder:
         starts = [s for s, _ in spans]
         out: list[list] = []
         seen: set[tuple[str, int]] = set()
-        for node in sorted(nodes, key=lambda n: n.start_byte)[:MAX_CALLS]:
+        for node in sorted(nodes, key=_position)[:MAX_CALLS]:
             parent = node.parent
             if parent is not None and parent.type == "argument_list" and parent.parent is not None and \
                     parent.parent.type == "class_definition":
