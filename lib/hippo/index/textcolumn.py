@@ -13,6 +13,7 @@ the buffer and row ends it read from arrow.
 from __future__ import annotations
 
 import bisect
+import functools
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -37,6 +38,15 @@ class TextColumn:
         if len(ends) != len(row_ids):
             raise ValueError("one end offset per row")
         return cls(bytes(data[base:base + (ends[-1] if ends else 0)]), ends, list(row_ids))
+
+    @functools.cached_property
+    def position(self) -> dict[int, int]:
+        """Row id -> the row's position here."""
+        return {rid: k for k, rid in enumerate(self.row_ids)}
+
+    def text(self, k: int) -> str:
+        """Row k's text (a null text was read as "")."""
+        return self.data[self.ends[k - 1] if k else 0:self.ends[k]].decode("utf-8", "surrogatepass")
 
     def rows_holding(self, term: str, limit: int) -> list[int]:
         """Positions (table order) of the first `limit` rows whose text holds `term`."""
