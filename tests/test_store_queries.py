@@ -174,3 +174,34 @@ def test_text_column_and_regex_cache_follow_the_table_version(tmp_path):
         assert st.regex_scan(f"{term}\\s*=", 3)[0]["text"] != "changed by the caller"  # copies
     finally:
         st.close()
+
+
+def test_rows_by_id_from_memory_are_the_rows_a_read_returns(tmp_path):
+    """A store that keeps the text column answers chunks_at, identifier_lookup and literal_lookup's rows from
+    memory (no `_rowid IN` read): the same rows, keys and order as a store that reads them, and after a
+    re-index the rows of the version it moved to."""
+    root = sample_repo(tmp_path)
+    index_repo(root, embedder=FakeEmbedder())
+    dim = load_state(root / ".hippo").dim
+    plain, warm = Store(root / ".hippo", dim), Store(root / ".hippo", dim)
+    try:
+        warm.keep_text()
+        spots = [(r["path"], n) for r in plain.rows(columns=["path", "start_line", "end_line"])
+                 for n in (r["start_line"], r["end_line"], r["start_line"] + 1)]
+        names = sorted({s.split(".")[-1] for r in plain.symbols() for s in r["symbol"].split(", ")})
+        for _ in range(2):
+            for path, n in spots:
+                assert warm.chunks_at(path, n) == plain.chunks_at(path, n)
+                assert warm.chunks_at(path, n, columns=("path", "text")) == plain.chunks_at(path, n, columns=("path", "text"))
+            assert warm.identifier_lookup(names, 3) == plain.identifier_lookup(names, 3)
+            assert warm._meta_cache is not None
+            (root / "src" / "fresh.py").write_text("def brand_new():\n    return 1\n")
+            index_repo(root, embedder=FakeEmbedder())
+            plain.refresh()
+            warm.refresh()
+            spots.append(("src/fresh.py", 1))
+            names.append("brand_new")
+        assert [r["path"] for r in warm.identifier_lookup(["brand_new"], 3)["brand_new"]] == ["src/fresh.py"]
+    finally:
+        plain.close()
+        warm.close()

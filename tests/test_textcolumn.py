@@ -43,3 +43,25 @@ def test_terms_sharing_a_middle_answer_as_each_alone():
     terms = [f"{q}{t}{q}" for t in ("parses a title", "other title", "absent title") for q in "'\"`"] + ["ab", "x"]
     for limit in (1, 5):
         assert col.rows_holding_each(terms, limit) == {t: scan(texts, t, limit) for t in terms}
+
+
+def test_many_terms_at_once_answer_as_a_row_by_row_scan_would():
+    """Quoted titles found from their shared middle (overlapping, at row edges, a quote in the next row),
+    terms holding a term no row holds, duplicates and a middle found too often to share a pass."""
+    import random
+
+    import hippo.index.textcolumn as textcolumn
+
+    rnd = random.Random(5)
+    pieces = ["'", '"', "`", "a", "ab", "is not a constructor", "X", " ", "é"]
+    texts = ["".join(rnd.choice(pieces) for _ in range(rnd.randint(0, 12))) for _ in range(300)]
+    col = column(texts)
+    middles = ["a", "ab", "aa", "is not a constructor", "X is", "é", "ab'a", "zz", "'a'"]
+    terms = [q + m + r for m in middles for q in "'\"`" for r in "'\"`"] + ["X is not a constructor", "zzz", "é"] * 2
+    for cap in (2, 4096):
+        textcolumn.MAX_SHARED_HITS = cap
+        try:
+            for limit in (0, 1, 3, 50):
+                assert col.rows_holding_each(terms, limit) == {t: scan(texts, t, limit) for t in terms}
+        finally:
+            textcolumn.MAX_SHARED_HITS = 4096

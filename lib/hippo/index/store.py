@@ -286,6 +286,7 @@ class Store:
         self._graph_cache: tuple[int, dict[str, str]] | None = None  # (table version, path -> graph JSON)
         self._span_cache: tuple[int, dict[str, list[tuple[int, int, int]]]] | None = None  # (version, spans)
         self._text_cache: tuple[int, TextColumn | None] | None = None  # (version, its text; None: too big)
+        self._meta_cache: tuple[int, dict[int, tuple]] | None = None  # (version, row id -> AT_COLUMNS but text)
         self._keep_text = False  # keep_text(): a long-lived reader holds the text column in memory
 
     # --- tables -------------------------------------------------------------------------------
@@ -395,6 +396,7 @@ class Store:
         self._graph_cache = None
         self._span_cache = None
         self._text_cache = None
+        self._meta_cache = None
         if self.reader_mark is not None:
             self.reader_mark.take(MARK_WAIT)  # before moving to the newest version
         for tbl in (self._chunks, self._vectors):
@@ -576,6 +578,9 @@ class Store:
         ids = [rid for start, end, rid in spans if start <= int(line) <= end]
         if not ids:
             return []
+        kept = self._rows_by_id(tbl, ids, columns)
+        if kept is not None:
+            return [kept[r] for r in ids if r in kept]
         rows = (tbl.search().where(f"_rowid IN ({', '.join(str(r) for r in ids)})").select(list(columns))
                 .with_row_id(True).limit(len(ids)).to_list())
         order = {rid: k for k, rid in enumerate(ids)}
@@ -720,7 +725,7 @@ class Store:
         self._keep_text = True
         tbl = self.chunks()
         if tbl is not None:
-            self._text_column(tbl)
+            self._rows_by_id(tbl, [], AT_COLUMNS)  # the text column and the rows' other columns, now
 
     def _text_column(self, tbl) -> TextColumn | None:
         """The open version's text column in memory (textcolumn.py), read once per version; None when it
@@ -740,13 +745,38 @@ class Store:
             self._text_cache = (version, texts)
         return self._text_cache[1]
 
+    def _rows_by_id(self, tbl, ids: Sequence[int], columns: Sequence[str]) -> dict[int, dict] | None:
+        """Rows by row id from memory, as a `_rowid IN (..)` read returns them, for a reader that keeps the
+        text column (keep_text): each such read costs ~5-10 ms at 50k chunks, and a new failure made ~10.
+        None when this store does not keep them (then the caller reads)."""
+        if not self._keep_text or not set(columns) <= set(AT_COLUMNS):
+            return None
+        texts = self._text_column(tbl)
+        if texts is None:
+            return None
+        version = tbl.version
+        if self._meta_cache is None or self._meta_cache[0] != version:
+            small = [c for c in AT_COLUMNS if c != "text"]
+            t = tbl.search().select(small).with_row_id(True).limit(self._every(tbl)).to_arrow()
+            self._meta_cache = (version, dict(zip(t.column("_rowid").to_pylist(),
+                                                  zip(*(t.column(c).to_pylist() for c in small)), strict=True)))
+        meta, at = self._meta_cache[1], texts.position
+        out: dict[int, dict] = {}
+        for rid in ids:
+            m, k = meta.get(rid), at.get(rid)
+            if m is not None and k is not None:
+                row = dict(zip(AT_COLUMNS, (*m, texts.text(k)), strict=True))
+                out[rid] = {c: row[c] for c in columns}
+        return out
+
     def _literal_find(self, tbl, texts: TextColumn, wanted, found, limit, columns) -> dict[str, list[dict]]:
         """literal_lookup from the in-memory text column: the rows found, then just those rows read by id."""
         positions = texts.rows_holding_each(wanted, limit)
         need = sorted({texts.row_ids[k] for ks in positions.values() for k in ks})
         cols = list(dict.fromkeys([*columns, "text"]))
-        by_id: dict[int, dict] = {}
-        for i in range(0, len(need), ROWID_BATCH):
+        kept = self._rows_by_id(tbl, need, cols)
+        by_id: dict[int, dict] = kept if kept is not None else {}
+        for i in range(0, 0 if kept is not None else len(need), ROWID_BATCH):
             part = need[i:i + ROWID_BATCH]
             where = f"_rowid IN ({', '.join(str(int(r)) for r in part)})"
             for row in tbl.search().where(where).select(cols).with_row_id(True).limit(len(part)).to_list():
@@ -845,8 +875,9 @@ class Store:
         ids = {n: index.rows.get(n, [])[:limit] if flt is None else index.rows.get(n, []) for n in wanted}
         need = sorted({r for rs in ids.values() for r in rs})
         cols = list(dict.fromkeys([*columns, "symbol"]))
-        by_id: dict[int, dict] = {}
-        for i in range(0, len(need), ROWID_BATCH):
+        kept = self._rows_by_id(tbl, need, cols) if flt is None else None
+        by_id: dict[int, dict] = kept if kept is not None else {}
+        for i in range(0, 0 if kept is not None else len(need), ROWID_BATCH):
             part = need[i:i + ROWID_BATCH]
             where = _where(flt, f"_rowid IN ({', '.join(str(int(r)) for r in part)})")
             for row in tbl.search().where(where).select(cols).with_row_id(True).limit(len(part)).to_list():

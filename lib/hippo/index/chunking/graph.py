@@ -30,6 +30,7 @@ import bisect
 import re
 import threading
 from dataclasses import dataclass, field
+from itertools import accumulate
 from typing import Any
 
 Node = Any
@@ -114,6 +115,7 @@ _DATA_CALLS = re.compile(r"(?:re\.)?compile|frozenset|set|dict|tuple|OrderedDict
 _CONSTANT = re.compile(r"[A-Z][A-Z0-9_]+")
 
 _local = threading.local()  # compiled queries, per thread like the parsers
+_ORDER_FREE = frozenset({"ref", "ref.data", "assign.call"})  # captures whose list order the builder does not use
 
 
 @dataclass
@@ -153,11 +155,14 @@ def extract(tree, src: bytes, lang: str) -> FileGraph | None:
     from tree_sitter import QueryCursor
 
     caps = QueryCursor(query).captures(tree.root_node)
-    # each capture's nodes in document order: the binding's list comes in no set order (it varied with the
-    # hash seed), and calls on one line, and the pairing of `x = f()` captures, follow this order
-    for nodes in caps.values():
-        nodes.sort(key=lambda n: (n.start_byte, -n.end_byte))
-    return _Builder(src, lang).build(caps)
+    # _refs sorts its own nodes, and a variable finds its call by statement: the other lists are put in order here
+    return _Builder(src, lang).build({k: v if k in _ORDER_FREE else sorted(v, key=_position) for k, v in caps.items()})
+
+
+def _position(node: Node) -> tuple[int, int]:
+    """Document order, outer node first. `captures()` gathers each capture's nodes in a set, so its lists
+    come in an order that changes from one process to the next (node hashes are addresses)."""
+    return node.start_byte, -node.end_byte
 
 
 def _text(src: bytes, node: Node) -> str:
@@ -183,6 +188,15 @@ class _Builder:
     def __init__(self, src: bytes, lang: str) -> None:
         self.src, self.lang = src, lang
         self.py = lang == "python"
+        self._line_ends: list[int] | None = None
+
+    def _line(self, pos: int) -> int:
+        """The 1-based line of byte `pos`, what `node.start_point[0] + 1` says (tree-sitter counts rows by
+        newlines) without the Point object, which costs more than the rest of a call site."""
+        ends = self._line_ends
+        if ends is None:  # the offset just past each newline
+            ends = self._line_ends = list(accumulate(map((1).__add__, map(len, self.src.split(b"\n")))))
+        return bisect.bisect_right(ends, pos) + 1
 
     def build(self, caps: dict[str, list[Node]]) -> FileGraph:
         g = FileGraph()
@@ -210,8 +224,10 @@ class _Builder:
         known = {q.split(".", 1)[0] for q, *_ in g.defs} | {q.rsplit(".", 1)[-1] for q, *_ in g.defs} | \
             {b.split(".", 1)[0] for b, *_ in g.imports} | {"self", "this", "cls"}
         data = {q.rsplit(".", 1)[-1] for q, k, *_ in g.defs if k == "data"}
+        src, constant = self.src, _CONSTANT.fullmatch
         table_uses = [n for n in caps.get("ref.data", [])
-                      if (last := _text(self.src, n).rsplit(".", 1)[-1].strip()) in data or _CONSTANT.fullmatch(last)]
+                      if (last := src[n.start_byte:n.end_byte].decode("utf-8", "replace").rsplit(".", 1)[-1].strip())
+                      in data or constant(last)]
         g.refs = self._refs(caps.get("ref", []) + table_uses, spans, known)
         return g
 
@@ -317,22 +333,33 @@ class _Builder:
     def _calls(self, nodes: list[Node], spans: list[tuple[int, int]]) -> list[list]:
         out: list[list] = []
         starts = [s for s, _ in spans]
+        line, callee_of = self._line, self._callee
         for fn in nodes[:MAX_CALLS]:
-            callee = self._callee(fn)
+            callee = callee_of(fn)
             if not callee or len(callee) > 200 or callee == "require":
                 continue
-            out.append([callee, fn.start_point[0] + 1, _within(starts, spans, fn.start_byte)])
-        out.sort(key=lambda c: c[1])
+            pos = fn.start_byte
+            out.append([callee, line(pos), _within(starts, spans, pos)])
         return out
 
     def _assigns(self, names: list[Node], calls: list[Node], spans: list[tuple[int, int]]) -> list[list]:
         starts = [s for s, _ in spans]
         out: list[list] = []
         seen: set[tuple] = set()
-        for var, fn in zip(names, calls, strict=False):  # captured pairwise, in match order
-            stmt = var.parent.parent if var.parent is not None and var.parent.parent is not None else var.parent
-            if stmt is None or not stmt.start_byte <= fn.start_byte < stmt.end_byte:
-                continue  # not from the same statement: the pairing is off, leave it out
+        # A variable and its callee are paired through the statement both belong to (`x = f()`, `with f()
+        # as x`, `const x = new F()`); the capture lists alone say nothing about which goes with which.
+        by_stmt: dict[tuple[int, int], Node] = {}
+        for fn in calls:
+            stmt = fn.parent.parent if fn.parent is not None else None
+            if stmt is not None:
+                by_stmt[(stmt.start_byte, stmt.end_byte)] = fn
+        for var in names:
+            stmt = var.parent
+            if stmt is not None and stmt.type == "as_pattern_target":
+                stmt = stmt.parent
+            fn = by_stmt.get((stmt.start_byte, stmt.end_byte)) if stmt is not None else None
+            if fn is None:
+                continue
             callee = self._callee(fn)
             if not callee or callee == "require" or not _CHAIN.fullmatch(callee):
                 continue
@@ -347,19 +374,21 @@ class _Builder:
         starts = [s for s, _ in spans]
         out: list[list] = []
         seen: set[tuple[str, int]] = set()
-        for node in sorted(nodes, key=lambda n: n.start_byte)[:MAX_CALLS]:
+        src = self.src
+        for node in sorted(nodes, key=_position)[:MAX_CALLS]:
+            pos = node.start_byte
+            name = "".join(src[pos:node.end_byte].decode("utf-8", "replace").split())
+            if name.partition(".")[0] not in known or len(name) > 200 or not _CHAIN.fullmatch(name):
+                continue  # the cheap test first: most values are local variables
             parent = node.parent
             if parent is not None and parent.type == "argument_list" and parent.parent is not None and \
                     parent.parent.type == "class_definition":
                 continue  # `class A(Base)`: a base class, not a value
-            name = "".join(_text(self.src, node).split())
-            if not _CHAIN.fullmatch(name) or len(name) > 200 or name.split(".", 1)[0] not in known:
-                continue
-            within = _within(starts, spans, node.start_byte)
+            within = _within(starts, spans, pos)
             if within < 0 or (name, within) in seen:
                 continue  # module level: nothing walks from there
             seen.add((name, within))
-            out.append([name, node.start_point[0] + 1, within])
+            out.append([name, self._line(pos), within])
         return out
 
     # --- imports ------------------------------------------------------------------------------------
