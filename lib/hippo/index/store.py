@@ -759,7 +759,7 @@ class Store:
             small = [c for c in AT_COLUMNS if c != "text"]
             t = tbl.search().select(small).with_row_id(True).limit(self._every(tbl)).to_arrow()
             self._meta_cache = (version, dict(zip(t.column("_rowid").to_pylist(),
-                                                  zip(*(t.column(c).to_pylist() for c in small)), strict=True)))
+                                                  zip(*(t.column(c).to_pylist() for c in small), strict=True), strict=True)))
         meta, at = self._meta_cache[1], texts.position
         out: dict[int, dict] = {}
         for rid in ids:

@@ -106,7 +106,8 @@ class TextColumn:
 
     def _rows_at(self, hits: list[int], size: int, limit: int) -> list[int]:
         """rows_holding's answer from every offset (ascending) where its needle of `size` bytes starts."""
-        ends, out, pos = self.ends, [], 0
+        ends, pos = self.ends, 0
+        out: list[int] = []
         for hit in hits:
             if len(out) >= limit:
                 break

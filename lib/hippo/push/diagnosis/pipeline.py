@@ -509,10 +509,10 @@ class Collector:
             else:
                 self._add_row(row, line, "raise site of the message", policy.W_MESSAGE + min(score, 60) / 10)
         for c in classes:
-            sites = [r for r in found.get(f"{c}(", [])
-                     if re.search(r"\b(?:raise|throw|new)\s+(?:\w+\.)*" + re.escape(c) + r"\(", r["text"])]
-            if 0 < len(sites) <= 4:
-                for row in sites:
+            throwers = [r for r in found.get(f"{c}(", [])
+                        if re.search(r"\b(?:raise|throw|new)\s+(?:\w+\.)*" + re.escape(c) + r"\(", r["text"])]
+            if 0 < len(throwers) <= 4:
+                for row in throwers:
                     line = _raise_line(row, c)
                     self._add_row(row, line, f"raises {c}", policy.W_MESSAGE - 10)
 
