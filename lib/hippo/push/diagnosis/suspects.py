@@ -1,7 +1,8 @@
 """Suspects for a failing test whose traceback does not show the bug: walk the code graph from the failing
-tests into the code under test (up to MAX_DEPTH calls), then rank what it reaches by named features
-(policy.SUSPECT_WEIGHTS): call distance, how the call was resolved, overlap with the failure's words
-(assertion line, expected/actual values, test name, message), the traceback's frames, and size.
+tests, and from what runs before their bodies (setUp, fixtures, describe blocks), into the code under test
+(up to MAX_DEPTH calls), then rank what it reaches by named features (policy.SUSPECT_WEIGHTS): call
+distance, how the call was resolved, overlap of its name and body with the failure's words (assertion
+line, expected/actual values, message) and with the test's name, the traceback's frames, and size.
 
 The best become evidence with code (policy.select decides with everything else); the next ones are
 pointers (`<more_candidates>`), each with a short why ("called by Cart.total, 2 calls down").
