@@ -769,18 +769,25 @@ class Store:
                 out[rid] = {c: row[c] for c in columns}
         return out
 
+    def _read_by_id(self, tbl, ids: list[int], cols: list[str], flt: Filter | None = None) -> dict[int, dict]:
+        """Row id -> row (`cols`) for sorted `ids`: from memory when this store keeps them (_rows_by_id) and
+        no filter applies, else `_rowid IN (..)` reads of ROWID_BATCH ids each."""
+        kept = self._rows_by_id(tbl, ids, cols) if flt is None else None
+        if kept is not None:
+            return kept
+        by_id: dict[int, dict] = {}
+        for i in range(0, len(ids), ROWID_BATCH):
+            part = ids[i:i + ROWID_BATCH]
+            where = _where(flt, f"_rowid IN ({', '.join(str(int(r)) for r in part)})")
+            for row in tbl.search().where(where).select(cols).with_row_id(True).limit(len(part)).to_list():
+                by_id[row.pop("_rowid")] = row
+        return by_id
+
     def _literal_find(self, tbl, texts: TextColumn, wanted, found, limit, columns) -> dict[str, list[dict]]:
         """literal_lookup from the in-memory text column: the rows found, then just those rows read by id."""
         positions = texts.rows_holding_each(wanted, limit)
         need = sorted({texts.row_ids[k] for ks in positions.values() for k in ks})
-        cols = list(dict.fromkeys([*columns, "text"]))
-        kept = self._rows_by_id(tbl, need, cols)
-        by_id: dict[int, dict] = kept if kept is not None else {}
-        for i in range(0, 0 if kept is not None else len(need), ROWID_BATCH):
-            part = need[i:i + ROWID_BATCH]
-            where = f"_rowid IN ({', '.join(str(int(r)) for r in part)})"
-            for row in tbl.search().where(where).select(cols).with_row_id(True).limit(len(part)).to_list():
-                by_id[row.pop("_rowid")] = row
+        by_id = self._read_by_id(tbl, need, list(dict.fromkeys([*columns, "text"])))
         for t, ks in positions.items():
             found[t] = [by_id[texts.row_ids[k]] for k in ks if texts.row_ids[k] in by_id]
         return found
@@ -874,14 +881,7 @@ class Store:
         # without a filter the first `limit` of each name are the answer; with one, any may be filtered out
         ids = {n: index.rows.get(n, [])[:limit] if flt is None else index.rows.get(n, []) for n in wanted}
         need = sorted({r for rs in ids.values() for r in rs})
-        cols = list(dict.fromkeys([*columns, "symbol"]))
-        kept = self._rows_by_id(tbl, need, cols) if flt is None else None
-        by_id: dict[int, dict] = kept if kept is not None else {}
-        for i in range(0, 0 if kept is not None else len(need), ROWID_BATCH):
-            part = need[i:i + ROWID_BATCH]
-            where = _where(flt, f"_rowid IN ({', '.join(str(int(r)) for r in part)})")
-            for row in tbl.search().where(where).select(cols).with_row_id(True).limit(len(part)).to_list():
-                by_id[row.pop("_rowid")] = row
+        by_id = self._read_by_id(tbl, need, list(dict.fromkeys([*columns, "symbol"])), flt)
         for n in wanted:
             for rid in ids[n]:
                 row = by_id.get(rid)

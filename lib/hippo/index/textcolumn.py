@@ -50,7 +50,7 @@ class TextColumn:
 
     def rows_holding(self, term: str, limit: int) -> list[int]:
         """Positions (table order) of the first `limit` rows whose text holds `term`."""
-        needle = term.encode("utf-8", "surrogatepass")
+        needle = _utf8(term)
         data, ends = self.data, self.ends
         out: list[int] = []
         pos = 0
