@@ -302,3 +302,21 @@ def test_suspects_alone_are_named_when_the_output_already_prints_the_code(shop, 
     ctx = out["hookSpecificOutput"]["additionalContext"]
     assert ctx.startswith(LEAD_POINTERS) and 'symbol="vat_rate"' in ctx and "<result" not in ctx
     assert failure.handle({**payload, "session_id": "s2"}, diagnoser=lambda _req: {"hits": [], "candidates": []}) is None
+
+
+def test_a_long_suspect_shown_as_a_window_keeps_its_pointer_and_a_framed_one_does_not():
+    """A 76-line table shown as 11 lines around one entry is still named whole (the fix may be in the
+    rest); a definition shown whole, or one the traceback runs through and whose frame lines are shown,
+    is not named twice."""
+    from hippo.push.diagnosis.pipeline import _pointers
+
+    def ptr(path, a, b, symbol):
+        return {"path": path, "start_line": a, "end_line": b, "symbol": symbol, "score": 0.6, "why": "called by t"}
+
+    table, short, framed = ptr("kw.py", 22, 97, "SQL_REGEX"), ptr("sql.py", 10, 14, "name"), ptr("cli.js", 100, 180, "run")
+    hits = [{"path": "kw.py", "start_line": 36, "end_line": 46}, {"path": "sql.py", "start_line": 8, "end_line": 20},
+            {"path": "cli.js", "start_line": 150, "end_line": 158}]
+    frames = [("cli.js", 154, "run")]
+    assert [p["symbol"] for p in _pointers([table, short, framed], hits, frames)] == ["SQL_REGEX"]
+    # no code shown at all: the output prints the framed definition, the others are named
+    assert [p["symbol"] for p in _pointers([table, short, framed], [], frames)] == ["SQL_REGEX", "name"]

@@ -70,10 +70,7 @@ def diagnose(searcher: DiagnosisIndex, request: dict, mode: str = "hybrid") -> d
     budget = policy.code_budget(int(request.get("budget") or policy.SNIPPET_BUDGET), len(collector.pointers))
     chosen = policy.select(found, live, sig.text, set(request.get("exclude") or ()), budget=budget)
     hits = _hits(searcher, live, chosen)
-    candidates = _pointers(collector.pointers, hits)
-    if not hits:  # pointers alone: none to what the traceback already prints
-        candidates = [c for c in candidates if not any(p == c["path"] and c["start_line"] <= n <= c["end_line"]
-                                                       for p, n, _ in collector.frames)]
+    candidates = _pointers(collector.pointers, hits, collector.frames)
     meta = {"total_hits": len(found), "returned_hits": len(hits),
             "latency_ms": int((time.perf_counter() - started) * 1000),
             "search_strategy": "error diagnosis (frames, recent changes, definitions, message literals)",
@@ -81,12 +78,21 @@ def diagnose(searcher: DiagnosisIndex, request: dict, mode: str = "hybrid") -> d
     return {"query": _summary(sig), "hits": hits, "candidates": candidates, "meta": meta, "message": None}
 
 
-def _pointers(pointers: list[dict], hits: list[dict]) -> list[dict]:
-    """Suspects not shown as code, as `<candidate>` pointers (none that a shown span already covers)."""
+def _pointers(pointers: list[dict], hits: list[dict], frames: list[tuple[str, int, str]]) -> list[dict]:
+    """Suspects not shown whole as code, as `<candidate>` pointers. A long suspect shown as a window around
+    one line keeps its pointer (the fix may be in the part the window left out); a definition the
+    traceback runs through does not, when its frame's lines are shown or there is no code at all (the
+    runner's output already prints them)."""
+    def overlaps(p: dict, h: dict) -> bool:
+        return h["path"] == p["path"] and h["start_line"] <= p["end_line"] and p["start_line"] <= h["end_line"]
+
     out = []
     for p in pointers:
-        if any(h["path"] == p["path"] and h["start_line"] <= p["end_line"] and p["start_line"] <= h["end_line"]
+        if any(overlaps(p, h) and h["start_line"] <= p["start_line"] and p["end_line"] <= h["end_line"]
                for h in hits):
+            continue
+        framed = any(f == p["path"] and p["start_line"] <= n <= p["end_line"] for f, n, _ in frames)
+        if framed and (not hits or any(overlaps(p, h) for h in hits)):
             continue
         out.append(p)
     return out[:policy.SUSPECT_POINTERS]
@@ -290,9 +296,9 @@ class Collector:
         reached = suspects.walk(graph, starts + setup)
         if not reached:
             return
-        test_names = " ".join(d.qual for d in starts)
-        clues = self.clues - suspects.words(test_names)
-        ranked = suspects.rank(reached, clues, suspects.words(test_names), frames, self._body, self._history())
+        test_words = suspects.words(" ".join(d.qual for d in starts))
+        clues = self.clues - test_words
+        ranked = suspects.rank(reached, clues, test_words, frames, self._body, self._history())
         shown = 0
         for s in ranked[:policy.SUSPECT_SHOWN + policy.SUSPECT_POINTERS]:
             d = s.d
@@ -301,7 +307,7 @@ class Collector:
                     not self._covered(d, weight):
                 shown += 1
                 lines = self.live.lines(d.path) or []
-                focus = _best_line(lines, d.start, d.end, clues)
+                focus = _best_line(lines, d.start, d.end, clues | test_words)  # the test's name says what it checks
                 self.items.append(Evidence(d.path, d.start, d.end, focus, s.why(), weight,
                                            language=_language(d.path), max_lines=policy.MAX_SUSPECT_LINES,
                                            share=1 / policy.SUSPECT_SHOWN))
