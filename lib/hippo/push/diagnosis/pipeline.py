@@ -304,13 +304,13 @@ class Collector:
             d = s.d
             weight = policy.suspect_weight(s.score)
             if shown < policy.SUSPECT_SHOWN and s.distance >= policy.SUSPECT_MIN_SHOWN_DISTANCE and \
-                    not self._covered(d, weight):
+                    not self._covered(d, weight, s.score):
                 shown += 1
                 lines = self.live.lines(d.path) or []
                 focus = _best_line(lines, d.start, d.end, clues | test_words)  # the test's name says what it checks
                 self.items.append(Evidence(d.path, d.start, d.end, focus, s.why(), weight,
                                            language=_language(d.path), max_lines=policy.MAX_SUSPECT_LINES,
-                                           share=1 / policy.SUSPECT_SHOWN))
+                                           share=1 / policy.SUSPECT_SHOWN, suspect_score=s.score))
                 self.on_path.add(d.path)
             self.pointers.append({"path": d.path, "start_line": d.start, "end_line": d.end, "symbol": d.qual,
                                   "score": round(min(1.0, max(0.0, s.score) / 100), 2), "why": s.why()})
@@ -335,13 +335,14 @@ class Collector:
         text += [self._line(p, n) for p, n, _ in self.frames if pathkind.is_test(p)]
         return words("\n".join(text))
 
-    def _covered(self, d, weight: float) -> bool:
+    def _covered(self, d, weight: float, score: float) -> bool:
         """Whether evidence about a line of definition `d` is already collected (what the failing line
         calls, a frame inside it): then no shown slot is spent on the suspect, and that evidence weighs
-        at least what the suspect does."""
+        at least what the suspect does (its weight, and its score among equal weights)."""
         covering = [ev for ev in self.items if ev.path == d.path and d.start <= ev.focus <= d.end]
         for ev in covering:
             ev.weight = max(ev.weight, weight)
+            ev.suspect_score = max(ev.suspect_score, score)
         return bool(covering)
 
     def _history(self) -> dict:
