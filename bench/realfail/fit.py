@@ -73,7 +73,7 @@ def record(args) -> int:
             ranked, clues, test_words = box[-1] if box else ([], frozenset(), frozenset())
             for s in ranked:
                 span = scoring.Span(s.d.path, s.d.start, s.d.end)
-                lo, hi = shown_window(work, s.d, clues | test_words)
+                lo, hi = shown_window(work, s.d, clues)
                 cands.append({"path": s.d.path, "qual": s.d.qual, "start": s.d.start, "end": s.d.end,
                               "distance": s.distance, "gold": scoring.score([span], gold)["function"],
                               "gold_shown": scoring.score([scoring.Span(s.d.path, lo, hi)], gold)["function"],

@@ -35,7 +35,6 @@ class Evidence:
     language: str = ""
     max_lines: int = MAX_HIT_LINES  # definitions show their head, hunks and frames more around the line
     share: float = 1.0  # the most of the code budget it may take (a suspect leaves room for the next one)
-    suspect_score: float = 0.0  # the suspect score behind it: of two at equal weight, the stronger suspect first
 
 
 class LiveFiles:

@@ -70,7 +70,10 @@ def diagnose(searcher: DiagnosisIndex, request: dict, mode: str = "hybrid") -> d
     budget = policy.code_budget(int(request.get("budget") or policy.SNIPPET_BUDGET), len(collector.pointers))
     chosen = policy.select(found, live, sig.text, set(request.get("exclude") or ()), budget=budget)
     hits = _hits(searcher, live, chosen)
-    candidates = _pointers(collector.pointers, hits, collector.frames)
+    candidates = _pointers(collector.pointers, hits)
+    if not hits:  # pointers alone: none to what the traceback already prints
+        candidates = [c for c in candidates if not any(p == c["path"] and c["start_line"] <= n <= c["end_line"]
+                                                       for p, n, _ in collector.frames)]
     meta = {"total_hits": len(found), "returned_hits": len(hits),
             "latency_ms": int((time.perf_counter() - started) * 1000),
             "search_strategy": "error diagnosis (frames, recent changes, definitions, message literals)",
@@ -78,21 +81,12 @@ def diagnose(searcher: DiagnosisIndex, request: dict, mode: str = "hybrid") -> d
     return {"query": _summary(sig), "hits": hits, "candidates": candidates, "meta": meta, "message": None}
 
 
-def _pointers(pointers: list[dict], hits: list[dict], frames: list[tuple[str, int, str]]) -> list[dict]:
-    """Suspects not shown whole as code, as `<candidate>` pointers. A long suspect shown as a window around
-    one line keeps its pointer (the fix may be in the part the window left out); a definition the
-    traceback runs through does not, when its frame's lines are shown or there is no code at all (the
-    runner's output already prints them)."""
-    def overlaps(p: dict, h: dict) -> bool:
-        return h["path"] == p["path"] and h["start_line"] <= p["end_line"] and p["start_line"] <= h["end_line"]
-
+def _pointers(pointers: list[dict], hits: list[dict]) -> list[dict]:
+    """Suspects not shown as code, as `<candidate>` pointers (none that a shown span already covers)."""
     out = []
     for p in pointers:
-        if any(overlaps(p, h) and h["start_line"] <= p["start_line"] and p["end_line"] <= h["end_line"]
+        if any(h["path"] == p["path"] and h["start_line"] <= p["end_line"] and p["start_line"] <= h["end_line"]
                for h in hits):
-            continue
-        framed = any(f == p["path"] and p["start_line"] <= n <= p["end_line"] for f, n, _ in frames)
-        if framed and (not hits or any(overlaps(p, h) for h in hits)):
             continue
         out.append(p)
     return out[:policy.SUSPECT_POINTERS]
@@ -296,21 +290,21 @@ class Collector:
         reached = suspects.walk(graph, starts + setup)
         if not reached:
             return
-        test_words = suspects.words(" ".join(d.qual for d in starts))
-        clues = self.clues - test_words
-        ranked = suspects.rank(reached, clues, test_words, frames, self._body, self._history())
+        test_names = " ".join(d.qual for d in starts)
+        clues = self.clues - suspects.words(test_names)
+        ranked = suspects.rank(reached, clues, suspects.words(test_names), frames, self._body, self._history())
         shown = 0
         for s in ranked[:policy.SUSPECT_SHOWN + policy.SUSPECT_POINTERS]:
             d = s.d
             weight = policy.suspect_weight(s.score)
             if shown < policy.SUSPECT_SHOWN and s.distance >= policy.SUSPECT_MIN_SHOWN_DISTANCE and \
-                    not self._covered(d, weight, s.score):
+                    not self._covered(d, weight):
                 shown += 1
                 lines = self.live.lines(d.path) or []
-                focus = _best_line(lines, d.start, d.end, clues | test_words)  # the test's name says what it checks
+                focus = _best_line(lines, d.start, d.end, clues)
                 self.items.append(Evidence(d.path, d.start, d.end, focus, s.why(), weight,
                                            language=_language(d.path), max_lines=policy.MAX_SUSPECT_LINES,
-                                           share=1 / policy.SUSPECT_SHOWN, suspect_score=s.score))
+                                           share=1 / policy.SUSPECT_SHOWN))
                 self.on_path.add(d.path)
             self.pointers.append({"path": d.path, "start_line": d.start, "end_line": d.end, "symbol": d.qual,
                                   "score": round(min(1.0, max(0.0, s.score) / 100), 2), "why": s.why()})
@@ -335,14 +329,13 @@ class Collector:
         text += [self._line(p, n) for p, n, _ in self.frames if pathkind.is_test(p)]
         return words("\n".join(text))
 
-    def _covered(self, d, weight: float, score: float) -> bool:
+    def _covered(self, d, weight: float) -> bool:
         """Whether evidence about a line of definition `d` is already collected (what the failing line
         calls, a frame inside it): then no shown slot is spent on the suspect, and that evidence weighs
-        at least what the suspect does (its weight, and its score among equal weights)."""
+        at least what the suspect does."""
         covering = [ev for ev in self.items if ev.path == d.path and d.start <= ev.focus <= d.end]
         for ev in covering:
             ev.weight = max(ev.weight, weight)
-            ev.suspect_score = max(ev.suspect_score, score)
         return bool(covering)
 
     def _history(self) -> dict:

@@ -119,7 +119,7 @@ def select(candidates: list[Evidence], live: LiveFiles, output: str, exclude: se
            budget: int = SNIPPET_BUDGET, max_hits: int = MAX_HITS) -> list[tuple[Evidence, int, int, str]]:
     """(evidence, first line, last line, live text) for the hits to show, best first."""
     shown = shown_lines(output)
-    ranked = sorted(candidates, key=lambda ev: (adjust(ev), ev.suspect_score), reverse=True)
+    ranked = sorted(candidates, key=adjust, reverse=True)
     out: list[tuple[Evidence, int, int, str]] = []
     used = 0
     for ev in ranked:
