@@ -391,9 +391,11 @@ class Searcher:
             first = (policy.RANK_W * (c.rrf / best_rrf) + (1 - policy.RANK_W) * conf
                      + policy.KEYWORD_BONUS * kw_cov + policy.PHRASE_BONUS * min(n_phr, 3) / 3)
             lang = r.get("language") or ""
-            feats = rerank.Features(first=first, conf=conf, kind=policy.path_kind(r["path"], lang),
+            kind = policy.chunk_kind(r["path"], lang, r.get("symbol") or "")
+            feats = rerank.Features(first=first, conf=conf, kind=kind,
                                     import_only=policy.is_import_only(r["text"], lang), definition=c.definition,
                                     named=c.named,
+                                    logic=policy.logic_lines(r["text"], lang) if intent.behaviour else -1,
                                     symbol_words=rerank.words_in_name(r.get("symbol") or "", stems))
             scored = rerank.score(feats, intent)
             c.conf, c.final = scored.conf, scored.final
