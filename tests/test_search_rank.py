@@ -317,3 +317,22 @@ def test_enum_variants_and_benchmarks_are_not_the_code_asked_about():
     assert rankpolicy.chunk_kind("src/bench/x.rs", "rust") == "test"
     assert rankpolicy.chunk_kind("rich/benchmark_utils.py", "python") == "code"
     assert rankpolicy.read_intent("how fast is the style parser in the benchmarks").tests
+
+
+def test_how_question_shows_the_first_few_blocks_past_a_confident_one(walker_searcher):
+    from hippo.retrieval.search import _Cand
+
+    rows = [walker_searcher.chunks_at("src/config.rs", 2)[0], walker_searcher.chunks_at("src/walk.rs", 3)[0],
+            walker_searcher.chunks_at("src/walk.rs", 20)[0]]
+    assert len({r["id"] for r in rows}) == 3
+
+    def shown(query):
+        cands = [_Cand(row=r, final=f, conf=c) for r, f, c in zip(rows, (0.9, 0.8, 0.7), (0.95, 0.4, 0.35),
+                                                                  strict=True)]
+        hits, _msg, _ptr = walker_searcher._select(cands, query, 5, 6000)
+        return [(h.path, h.start_line) for h in hits]
+
+    # a confident first block sets the bar (0.55 of its confidence) and stands alone ...
+    assert shown("walk configuration") == [("src/config.rs", rows[0]["start_line"])]
+    # ... but a how-question shows the next blocks above the absolute floor, in rank order
+    assert shown("how does the walk follow links") == [(r["path"], r["start_line"]) for r in rows]

@@ -39,6 +39,7 @@ GRID = {
     "NAMED_CONF": (0.0, 0.45, 0.6, 0.75),
     "DECLARATIVE": (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 1.0),
     "LOGIC_LINES": (1, 2, 3, 4),
+    "HOW_MIN_SHOWN": (1, 2, 3, 4),
     "COCHANGE": (0.0, 0.3, 0.6),
     "GRAPH_LINK": (0.0, 0.15, 0.3),
 }

@@ -57,6 +57,10 @@ SYMBOL_WORDS = 0.08  # a code unit whose name carries the question's words (save
 # literal, a documented getter, a class header with its docstring) describes X rather than doing it.
 DECLARATIVE = 0.5  # multiplier for a code chunk with no logic line, under a how/why question ...
 LOGIC_LINES = 2  # ... rising linearly to 1 at this many logic lines (branches, loops, returns, calls)
+# ... and its answer is often a few functions, none of them sure of itself: a how/why question shows at least
+# this many blocks (above search's absolute floor) even when a confident one (a doc page, a well-worded comment)
+# would set the bar above the rest, and no single hit stands alone.
+HOW_MIN_SHOWN = 3
 
 # File ranking's neighbours of the best file (filerank.Neighbours): a share of its best chunk's score.
 # Fitted on the codesearch tuning split (bench/codesearch/tune.py --only COCHANGE,GRAPH_LINK): co-change 0.3

@@ -441,8 +441,15 @@ class Searcher:
         # paraphrased questions (bench/quality), so file evidence orders the pointers only.
         blocks = _distinct(_merge_rows(ranked[: k * 4]))
         top_conf = max(b.conf for b in blocks)
-        chosen = [b for b in blocks if b.conf >= max(MIN_CONFIDENCE * 0.8, top_conf * KEEP_CONF_SHARE)][:k]
-        if len(chosen) > 1 and chosen[0].conf >= ALONE_CONF and chosen[1].conf < chosen[0].conf - ALONE_GAP:
+        floor = MIN_CONFIDENCE * 0.8
+        gated = [b for b in blocks if b.conf >= max(floor, top_conf * KEEP_CONF_SHARE)]
+        behaviour = policy.read_intent(query, pasted=pasted.looks_pasted(query)).behaviour
+        if behaviour:  # a how/why question: the first few blocks above the floor, whatever the best one's conf
+            first = {id(b) for b in [b for b in blocks if b.conf >= floor][: policy.HOW_MIN_SHOWN]}
+            gated = [b for b in blocks if id(b) in first or b in gated]
+        chosen = gated[:k]
+        if (len(chosen) > 1 and not behaviour and chosen[0].conf >= ALONE_CONF
+                and chosen[1].conf < chosen[0].conf - ALONE_GAP):
             chosen = chosen[:1]  # one very strong hit stands alone
         keep = _apply_budget([b.hit for b in chosen], budget, sorted(terms))
         keep = _make_room_for_pointers(keep, files, k, budget)
