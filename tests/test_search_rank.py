@@ -336,3 +336,20 @@ def test_how_question_shows_the_first_few_blocks_past_a_confident_one(walker_sea
     assert shown("walk configuration") == [("src/config.rs", rows[0]["start_line"])]
     # ... but a how-question shows the next blocks above the absolute floor, in rank order
     assert shown("how does the walk follow links") == [(r["path"], r["start_line"]) for r in rows]
+
+
+def test_in_file_test_module_ranks_as_a_test_only_for_questions_about_code(walker_searcher):
+    from hippo.retrieval.search import _Cand
+
+    row = walker_searcher.chunks_at("src/walk.rs", 20)[0]
+    row = {**row, "symbol": "tests.follow_symbolic_links_while_walking, tests.stops_at_max_depth"}
+
+    def final(query):
+        c = _Cand(row=row, rrf=0.02)
+        walker_searcher._score([c], query, [], None, (), rankpolicy.read_intent(query))
+        return c.final
+
+    how = final("how does the walk follow symbolic links while walking")
+    change = final("Fix: follow symbolic links while walking")
+    assert how < change  # a how-question ranks the module down as a test ...
+    assert change == final("Fix: follow symbolic links while walking")  # ... a change request keeps it

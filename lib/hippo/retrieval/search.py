@@ -391,7 +391,11 @@ class Searcher:
             first = (policy.RANK_W * (c.rrf / best_rrf) + (1 - policy.RANK_W) * conf
                      + policy.KEYWORD_BONUS * kw_cov + policy.PHRASE_BONUS * min(n_phr, 3) / 3)
             lang = r.get("language") or ""
-            kind = policy.chunk_kind(r["path"], lang, r.get("symbol") or "")
+            # an in-file test module is a test for a question about code; for a change request or pasted
+            # text it is evidence for its file (a change to the file changes its tests: fd's where-task
+            # "Support multiple `--exec` instances", read as pasted, lost its file's rank)
+            in_file = intent.code_question and not intent.change_request
+            kind = policy.chunk_kind(r["path"], lang, r.get("symbol") or "" if in_file else "")
             feats = rerank.Features(first=first, conf=conf, kind=kind,
                                     import_only=policy.is_import_only(r["text"], lang), definition=c.definition,
                                     named=c.named,
