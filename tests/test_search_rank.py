@@ -205,3 +205,151 @@ def test_intent_and_path_kinds():
                      "tests/test_a.py": "test"}
     assert rankpolicy.is_import_only("import os\nfrom a import (\n    b,\n    c,\n)\n")
     assert not rankpolicy.is_import_only("import os\n\ndef f():\n    return os.sep\n")
+
+
+# --- how-questions: what the code does, not what it declares (issue 20, branch search-how3) -------------
+
+CONFIG_RS = '''/// Configuration options for the walk.
+pub struct Config {
+    /// Whether to follow symbolic links while walking the tree.
+    pub follow_links: bool,
+
+    /// Whether symbolic links are followed into other file systems while walking.
+    pub same_file_system: bool,
+
+    /// The maximum depth of the walk.
+    pub max_depth: Option<usize>,
+}
+'''
+
+WALK_RS = '''use crate::config::Config;
+
+pub fn build_walker(config: &Config, root: &Path) -> Walker {
+    let mut builder = WalkBuilder::new(root);
+    if config.follow_links {
+        builder.follow_links(true);
+    }
+    if config.same_file_system {
+        builder.same_file_system(true);
+    }
+    builder.max_depth(config.max_depth);
+    builder.build()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn follow_symbolic_links_while_walking() {
+        let config = Config { follow_links: true, same_file_system: false, max_depth: None };
+        let walker = build_walker(&config, Path::new("."));
+        assert!(walker.follows_symbolic_links());
+    }
+}
+'''
+
+
+@pytest.fixture(scope="module")
+def walker_searcher(tmp_path_factory):
+    root = tmp_path_factory.mktemp("how") / "repo"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "config.rs").write_text(CONFIG_RS)
+    (root / "src" / "walk.rs").write_text(WALK_RS)
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "-c", "user.name=T", "-c", "user.email=t@example.com", "commit", "-q", "-m", "initial")
+    emb = FakeEmbedder()
+    index_repo(root, embedder=emb)
+    return Searcher(root, embedder=emb)
+
+
+def _first(searcher, query):
+    hits = searcher.search(query).hits
+    return (hits[0].path, hits[0].symbol) if hits else None
+
+
+def test_how_question_ranks_the_doing_code_above_a_documented_struct(walker_searcher, monkeypatch):
+    q = "how does the walk follow symbolic links"
+    assert _first(walker_searcher, q) == ("src/walk.rs", "build_walker")
+    monkeypatch.setattr(rankpolicy, "DECLARATIVE", 1.0)  # without the rule the struct's doc comments win
+    assert _first(walker_searcher, q) != ("src/walk.rs", "build_walker")
+
+
+def test_logic_lines_count_what_code_does():
+    assert rankpolicy.logic_lines(CONFIG_RS, "rust") == 0  # fields and doc comments
+    assert rankpolicy.logic_lines(WALK_RS.split("#[cfg")[0], "rust") >= 5
+    getter = "\t/**\n\tReturns the delay.\n\n\tIf it fails, return 0 and retry.\n\t*/\n\tget delay() {\n\t\treturn this.d;\n\t}\n"
+    assert rankpolicy.logic_lines(getter, "typescript") == 1  # the prose of a block comment is not code
+    doc = 'class A:\n    """If the header is set, return it.\n\n    for each key\n    """\n\n    def __init__(self, app):\n        self.app = app\n'
+    assert rankpolicy.logic_lines(doc, "python") == 0  # docstring, header, a plain assignment
+    calls = "def extract(self, r):\n    req = Request(r)\n    self.jar.extract_cookies(req, r)\n"
+    assert rankpolicy.logic_lines(calls, "python") == 2
+    literal = 'STYLES = {\n    "bold": Style(bold=True),\n    "dim": Style(dim=True),\n}\n'
+    assert rankpolicy.logic_lines(literal, "python") == 0
+    assert rankpolicy.logic_lines("if a:\n    return b\n", "markdown") == 0
+    assert rankpolicy.logic_weight(0) == rankpolicy.DECLARATIVE and rankpolicy.logic_weight(10) == 1.0
+
+
+def test_behaviour_questions_and_in_file_test_modules():
+    for q in ("how does pagination work", "why is my authorization header dropped on redirect",
+              "what happens when a request fails", "How are timeouts implemented"):
+        assert rankpolicy.read_intent(q).behaviour, q
+    for q in ("where is the retry delay computed", "how do I add a retry hook", "fix retry delay", "parseBody",
+              "how does the documentation describe retries"):
+        assert not rankpolicy.read_intent(q).behaviour, q
+    assert rankpolicy.chunk_kind("src/walk.rs", "rust", "tests.follows, tests.stops") == "test"
+    assert rankpolicy.chunk_kind("src/walk.rs", "rust", "build_walker") == "code"
+    assert rankpolicy.chunk_kind("src/walk.rs", "rust", "tests") == "code"  # a function named tests
+    assert rankpolicy.chunk_kind("README.md", "markdown", "tests.x") == "doc"
+    decl = rerank.Features(first=0.8, conf=0.6, logic=0)
+    code = rerank.Features(first=0.8, conf=0.6, logic=4)
+    how = rankpolicy.read_intent("how does the walker follow links")
+    assert rerank.score(decl, how).final < rerank.score(code, how).final
+    where = rankpolicy.read_intent("where is the walker configured")
+    assert rerank.score(decl, where).final == rerank.score(code, where).final
+
+
+def test_enum_variants_and_benchmarks_are_not_the_code_asked_about():
+    enum = "pub enum WorkerResult {\n    Entry(DirEntry),\n    Error(ignore::Error),\n}\n"
+    assert rankpolicy.logic_lines(enum, "rust") == 0
+    assert rankpolicy.chunk_kind("benchmarks/benchmarks.py", "python", "StyleSuite") == "test"
+    assert rankpolicy.chunk_kind("src/bench/x.rs", "rust") == "test"
+    assert rankpolicy.chunk_kind("rich/benchmark_utils.py", "python") == "code"
+    assert rankpolicy.read_intent("how fast is the style parser in the benchmarks").tests
+
+
+def test_how_question_shows_the_first_few_blocks_past_a_confident_one(walker_searcher):
+    from hippo.retrieval.search import _Cand
+
+    rows = [walker_searcher.chunks_at("src/config.rs", 2)[0], walker_searcher.chunks_at("src/walk.rs", 3)[0],
+            walker_searcher.chunks_at("src/walk.rs", 20)[0]]
+    assert len({r["id"] for r in rows}) == 3
+
+    def shown(query):
+        cands = [_Cand(row=r, final=f, conf=c) for r, f, c in zip(rows, (0.9, 0.8, 0.7), (0.95, 0.4, 0.35),
+                                                                  strict=True)]
+        hits, _msg, _ptr = walker_searcher._select(cands, query, 5, 6000)
+        return [(h.path, h.start_line) for h in hits]
+
+    # a confident first block sets the bar (0.55 of its confidence) and stands alone ...
+    assert shown("walk configuration") == [("src/config.rs", rows[0]["start_line"])]
+    # ... but a how-question shows the next blocks above the absolute floor, in rank order
+    assert shown("how does the walk follow links") == [(r["path"], r["start_line"]) for r in rows]
+
+
+def test_in_file_test_module_ranks_as_a_test_only_for_questions_about_code(walker_searcher):
+    from hippo.retrieval.search import _Cand
+
+    row = walker_searcher.chunks_at("src/walk.rs", 20)[0]
+    row = {**row, "symbol": "tests.follow_symbolic_links_while_walking, tests.stops_at_max_depth"}
+
+    def final(query):
+        c = _Cand(row=row, rrf=0.02)
+        walker_searcher._score([c], query, [], None, (), rankpolicy.read_intent(query))
+        return c.final
+
+    how = final("how does the walk follow symbolic links while walking")
+    change = final("Fix: follow symbolic links while walking")
+    assert how < change  # a how-question ranks the module down as a test ...
+    assert change == final("Fix: follow symbolic links while walking")  # ... a change request keeps it

@@ -78,8 +78,16 @@ def def_line(text: str, name: str) -> int | None:
     # `genBashComp(buf, ...)` above it), then any line shaped like one (methods, `const f = (`, fields)
     strict = re.compile(r"^\s*(?:export\s+)?(?:default\s+)?(?:pub(?:\([^)]*\))?\s+)?(?:async\s+)?(?:class|struct|enum|"
                         r"trait|type|function\*?|def|fn|func)\s+(?:\([^)]*\)\s*)?" + re.escape(name) + r"\b", re.M)
+    # then a named function expression anywhere on a line (`req.on('x', function handleX(`), or a class
+    # method's header (`async request(configOrUrl, config) {`), before a property of that name above it
+    named = re.compile(r"\bfunction\*?[ \t]+(?P<n>" + re.escape(name) + r")[ \t]*\(|^[ \t]*(?:(?:async|static|get|"
+                       r"set|private|public|protected|override)[ \t]+)*(?P<m>" + re.escape(name) +
+                       r")[ \t]*\([^)\n]*\)[ \t]*(?::[^{;\n]*)?\{[ \t]*$", re.M)
     loose = re.compile(r"^\s*(?:[\w\s()*.,<>&'\[\]]*?\s)?\*?" + re.escape(name) + r"\s*[(<:={]", re.M)
-    m = strict.search(text) or loose.search(text)
+    m = strict.search(text)
+    if not m and (n := named.search(text)):
+        return text[: n.start(n.lastgroup or 0)].count("\n") + 1
+    m = m or loose.search(text)
     return text[: m.end() - 1].count("\n") + 1 if m else None
 
 

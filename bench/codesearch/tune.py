@@ -37,6 +37,9 @@ GRID = {
     "SYMBOL_WORDS": (0.0, 0.04, 0.08, 0.15),
     "NAMED_DEFINITION": (0.0, 0.05, 0.1, 0.2),
     "NAMED_CONF": (0.0, 0.45, 0.6, 0.75),
+    "DECLARATIVE": (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 1.0),
+    "LOGIC_LINES": (1, 2, 3, 4),
+    "HOW_MIN_SHOWN": (1, 2, 3, 4),
     "COCHANGE": (0.0, 0.3, 0.6),
     "GRAPH_LINK": (0.0, 0.15, 0.3),
 }
@@ -108,7 +111,7 @@ def main() -> None:
                 tasks.append(("where", s, t.query, capture(s, t.query), t.gold))
         print(f"{c.name}: {len(tasks)} tuning tasks so far", flush=True)
 
-    def objective() -> float:
+    def objective(show: bool = False) -> float:
         rates: dict[str, list[float]] = {"symbols": [], "how": [], "where": []}
         for kind, s, q, box, gold in tasks:
             hits, pointers = replay(s, q, box)
@@ -119,9 +122,11 @@ def main() -> None:
             else:
                 files = list(dict.fromkeys([h[0] for h in hits] + pointers))
                 rates[kind].append(answer.recall_at(files, gold))
+        if show:
+            print("  " + " ".join(f"{k}={mean(v):.4f} ({len(v)})" for k, v in rates.items() if v), flush=True)
         return mean(mean(v) for v in rates.values() if v)
 
-    best = objective()
+    best = objective(show=True)
     print(f"start: {best:.4f} " + " ".join(f"{n}={getattr(rankpolicy, n)}" for n in grid), flush=True)
     for _ in range(a.rounds):
         for name, values in grid.items():
@@ -134,6 +139,7 @@ def main() -> None:
                     best, keep = score, v
             setattr(rankpolicy, name, keep)
             print(f"{name} = {keep}  ({best:.4f})", flush=True)
+    objective(show=True)
     print("chosen: " + " ".join(f"{n}={getattr(rankpolicy, n)}" for n in grid))
 
 

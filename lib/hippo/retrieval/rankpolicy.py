@@ -53,6 +53,14 @@ DEFINITION_CONF = 0.9
 NAMED_DEFINITION = 0.1  # defines a name carrying the question's words (namematch: time_remaining for "remaining time")
 NAMED_CONF = 0.6  # ... and vouches for it as much (its words may differ from the question's: decoder/decoded)
 SYMBOL_WORDS = 0.08  # a code unit whose name carries the question's words (save/load for "saving and loading")
+# "How does X work" asks what the code does: a chunk with no logic in it (a struct's fields, an enum, a dict
+# literal, a documented getter, a class header with its docstring) describes X rather than doing it.
+DECLARATIVE = 0.5  # multiplier for a code chunk with no logic line, under a how/why question ...
+LOGIC_LINES = 2  # ... rising linearly to 1 at this many logic lines (branches, loops, returns, calls)
+# ... and its answer is often a few functions, none of them sure of itself: a how/why question shows at least
+# this many blocks (above search's absolute floor) even when a confident one (a doc page, a well-worded comment)
+# would set the bar above the rest, and no single hit stands alone.
+HOW_MIN_SHOWN = 3
 
 # File ranking's neighbours of the best file (filerank.Neighbours): a share of its best chunk's score.
 # Fitted on the codesearch tuning split (bench/codesearch/tune.py --only COCHANGE,GRAPH_LINK): co-change 0.3
@@ -70,7 +78,9 @@ CROSS_ENCODER_SHARE = 0.5  # final = (1 - share) * feature score + share * cross
 KINDS = ("code", "doc", "types", "generated", "changelog", "test")
 
 DOC_LANGUAGES = frozenset({"markdown", "rst", "text"})
-ASKS_FOR_TESTS = re.compile(r"\b(tests?|spec|fixtures?|vendor|example|mock|pytest|jest)\b", re.IGNORECASE)
+ASKS_FOR_TESTS = re.compile(r"\b(tests?|spec|fixtures?|vendor|example|mock|pytest|jest|bench\w*)\b", re.IGNORECASE)
+# Benchmark suites exercise the code the way tests do (rich's benchmarks/ parse styles to time them).
+BENCH_DIR = re.compile(r"(?:^|/)(?:bench|benches|benchmarks?)/", re.IGNORECASE)
 ASKS_FOR_CHANGELOG = re.compile(r"\b(change[ _-]?log|release[ _-]?notes?|news|history|what('s| has)? changed|"
                                 r"changes? (in|since|for) (v(ersion)?\s*)?\d)", re.IGNORECASE)
 ASKS_FOR_DOCS = re.compile(r"\b(docs?|documentation|documented|documents?|readme|guide|tutorial|manual|explain\w*|"
@@ -83,10 +93,25 @@ WANTS_CODE = re.compile(r"\b(change|alter|modify|fix|implement\w*|refactor|edit|
                         r"class|defined?|definition|raised?|throws?)\b", re.IGNORECASE)
 # "how does X work", "where is X handled", "where would I change X", "what decides X", "which code ..."
 CODE_QUESTION = re.compile(
-    r"^\W*(how\s+(does|do|is|are|can|should|would|did)\b|where\b|which\s+(code|function|method|class|file|module)"
+    r"^\W*(how\s+(does|do|is|are|can|should|would|did)\b|why\s+(does|do|is|are|did|would)\b|where\b|"
+    r"which\s+(code|function|method|class|file|module)"
     r"|what\s+(decides|determines|controls|handles|sets|computes|parses|builds|calls)\b)"
     r"|\b(work|works|handled|implemented|decided|computed|parsed|validated|called|raised|thrown|stored|"
     r"initiali[sz]ed|configured|happens?)\b", re.IGNORECASE)
+# A question about what code does: "how does X work", "how are X decided", "why is X dropped", "what happens when".
+BEHAVIOUR_QUESTION = re.compile(r"^\W*(how\b(?!\s+(?:would|should|can|could|do)\s+(?:i|we)\b)|why\b|what\s+happens\b)",
+                                re.IGNORECASE)
+# A line of code that decides or does something, in any of the indexed languages.
+LOGIC_LINE = re.compile(r"\b(if|elif|else|for|while|loop|match|switch|case|return|yield|await|try|except|catch|"
+                        r"finally|raise|throw|break|continue|defer|select)\b|=>|\?;|\.then\(")
+# ... or runs something: a statement that calls (`self.jar.extract_cookies(r, q)`, `x = f(y)`, `let n = a.b()?`),
+# not a field, a literal's entry (`"bold": Style(bold=True)`, an enum's `Entry(DirEntry),`) or a definition's header
+CALL_LINE = re.compile(r"^(?:(?:let|const|var|mut|return)\s+)*[A-Za-z_$][\w$.\[\]>#-]*"
+                       r"(?:\s*(?:=|:=|\+=|-=)\s*(?:await\s+|new\s+|&)?[A-Za-z_$][\w$.:#]*)?\s*\(")
+DEFINITION_LINE = re.compile(r"^(?:(?:export|default|pub(?:\([^)]*\))?|async|static|private|public|protected|"
+                             r"override|unsafe|const)\s+)*(?:def|fn|func|function\*?|class|struct|enum|trait|type|"
+                             r"interface|impl|mod)\b")
+COMMENT_LINE = re.compile(r"^\s*(//|#|\*|--|<!--)")
 # A request to change code (a commit subject, an issue title) starts with the change: "Add ...", "fix(http): ...",
 # "Please drop ...". Only the start counts: "what should I know about ... added" asks about docs.
 CHANGE_REQUEST = re.compile(
@@ -131,6 +156,7 @@ class Intent:
     metadata: bool = False
     code_question: bool = False  # how does X work / where is X handled / names code
     change_request: bool = False
+    behaviour: bool = False  # how does X work / why is X / what happens when: asks what code does
     symbol: str = ""  # the query is this one name
     names: tuple[str, ...] = ()  # code names the query uses (the symbol, or names inside a sentence)
 
@@ -150,7 +176,8 @@ def read_intent(query: str, pasted: bool = False) -> Intent:
     code_q = not pasted and not docs and bool(symbol or CODE_QUESTION.search(q) or WANTS_CODE.search(q) or change)
     return Intent(docs=docs, types=bool(ASKS_FOR_TYPES.search(q)), tests=bool(ASKS_FOR_TESTS.search(q)),
                   changelog=bool(ASKS_FOR_CHANGELOG.search(q)), metadata=bool(ASKS_FOR_METADATA.search(q)),
-                  code_question=code_q, change_request=change, symbol=symbol, names=tuple(names[:8]))
+                  code_question=code_q, change_request=change, symbol=symbol, names=tuple(names[:8]),
+                  behaviour=code_q and not change and bool(BEHAVIOUR_QUESTION.search(q)))
 
 
 def path_kind(path: str, language: str = "") -> str:
@@ -166,6 +193,50 @@ def path_kind(path: str, language: str = "") -> str:
     if language in DOC_LANGUAGES or pathkind.is_doc(path) or pathkind.is_prose_name(path):
         return "doc"
     return "code"
+
+
+def chunk_kind(path: str, language: str = "", symbol: str = "") -> str:
+    """path_kind, and a test module inside a source file (Rust's `mod tests`: every symbol `tests.x`) or code
+    under a benchmarks folder counts as a test."""
+    kind = path_kind(path, language)
+    if kind == "code" and BENCH_DIR.search(path):
+        return "test"
+    if kind == "code" and symbol:
+        parts = [p.strip() for p in symbol.split(",") if p.strip()]
+        if parts and all(p.split(".", 1)[0] in ("tests", "test") and "." in p for p in parts):
+            return "test"
+    return kind
+
+
+def logic_lines(text: str, language: str = "") -> int:
+    """How many lines of a chunk decide or do something (LOGIC_LINE, CALL_LINE), outside comments, docstrings
+    and definitions' header lines."""
+    if language in DOC_LANGUAGES:
+        return 0
+    n = 0
+    closer = ""  # the end of the docstring or block comment being skipped
+    for ln in text.split("\n"):
+        st = ln.strip()
+        if closer:
+            if closer in st:
+                closer = ""
+            continue
+        opener = st[:3] if st[:3] in ('"""', "'''") else "/*" if st.startswith("/*") else ""
+        if opener:
+            end = '*/' if opener == "/*" else opener
+            if end not in st[len(opener):]:
+                closer = end
+            continue
+        if not st or COMMENT_LINE.match(st) or DEFINITION_LINE.match(st):
+            continue
+        if LOGIC_LINE.search(st) or (CALL_LINE.match(st) and not st.endswith(",")):
+            n += 1
+    return n
+
+
+def logic_weight(lines: int) -> float:
+    """The multiplier a code chunk with this many logic lines gets under a how/why question."""
+    return DECLARATIVE + (1.0 - DECLARATIVE) * min(1.0, lines / LOGIC_LINES) if LOGIC_LINES > 0 else 1.0
 
 
 def kind_weights(kind: str, intent: Intent) -> tuple[float, float]:

@@ -48,6 +48,7 @@ class Features:
     definition: float = 0.0  # 1: defines the name asked for; 0.5: a same-named member of another owner
     symbol_words: float = 0.0  # share of the query's words its code unit's name carries
     named: float = 0.0  # defines a name (any definition inside it) carrying the question's words (namematch)
+    logic: int = -1  # lines that decide or do something (rankpolicy.logic_lines); -1: not counted
 
 
 @dataclass
@@ -61,6 +62,9 @@ def score(f: Features, intent: P.Intent) -> Scored:
     """The reranker's score for one candidate (the sum of named parts, see rankpolicy)."""
     mult, conf_mult = P.kind_weights(f.kind, intent)
     final, conf = f.first * mult, f.conf * conf_mult
+    if f.kind == "code" and intent.behaviour and f.logic >= 0 and not f.definition:
+        mult *= P.logic_weight(f.logic)  # a how-question asks what code does, not what it declares
+        final = f.first * mult
     if f.import_only and not f.definition:
         final *= P.IMPORT_ONLY
         conf *= P.IMPORT_ONLY_CONF

@@ -391,9 +391,15 @@ class Searcher:
             first = (policy.RANK_W * (c.rrf / best_rrf) + (1 - policy.RANK_W) * conf
                      + policy.KEYWORD_BONUS * kw_cov + policy.PHRASE_BONUS * min(n_phr, 3) / 3)
             lang = r.get("language") or ""
-            feats = rerank.Features(first=first, conf=conf, kind=policy.path_kind(r["path"], lang),
+            # an in-file test module is a test for a question about code; for a change request or pasted
+            # text it is evidence for its file (a change to the file changes its tests: fd's where-task
+            # "Support multiple `--exec` instances", read as pasted, lost its file's rank)
+            in_file = intent.code_question and not intent.change_request
+            kind = policy.chunk_kind(r["path"], lang, r.get("symbol") or "" if in_file else "")
+            feats = rerank.Features(first=first, conf=conf, kind=kind,
                                     import_only=policy.is_import_only(r["text"], lang), definition=c.definition,
                                     named=c.named,
+                                    logic=policy.logic_lines(r["text"], lang) if intent.behaviour else -1,
                                     symbol_words=rerank.words_in_name(r.get("symbol") or "", stems))
             scored = rerank.score(feats, intent)
             c.conf, c.final = scored.conf, scored.final
@@ -439,8 +445,15 @@ class Searcher:
         # paraphrased questions (bench/quality), so file evidence orders the pointers only.
         blocks = _distinct(_merge_rows(ranked[: k * 4]))
         top_conf = max(b.conf for b in blocks)
-        chosen = [b for b in blocks if b.conf >= max(MIN_CONFIDENCE * 0.8, top_conf * KEEP_CONF_SHARE)][:k]
-        if len(chosen) > 1 and chosen[0].conf >= ALONE_CONF and chosen[1].conf < chosen[0].conf - ALONE_GAP:
+        floor = MIN_CONFIDENCE * 0.8
+        gated = [b for b in blocks if b.conf >= max(floor, top_conf * KEEP_CONF_SHARE)]
+        behaviour = policy.read_intent(query, pasted=pasted.looks_pasted(query)).behaviour
+        if behaviour:  # a how/why question: the first few blocks above the floor, whatever the best one's conf
+            first = {id(b) for b in [b for b in blocks if b.conf >= floor][: policy.HOW_MIN_SHOWN]}
+            gated = [b for b in blocks if id(b) in first or b in gated]
+        chosen = gated[:k]
+        if (len(chosen) > 1 and not behaviour and chosen[0].conf >= ALONE_CONF
+                and chosen[1].conf < chosen[0].conf - ALONE_GAP):
             chosen = chosen[:1]  # one very strong hit stands alone
         keep = _apply_budget([b.hit for b in chosen], budget, sorted(terms))
         keep = _make_room_for_pointers(keep, files, k, budget)
