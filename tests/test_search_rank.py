@@ -353,3 +353,16 @@ def test_in_file_test_module_ranks_as_a_test_only_for_questions_about_code(walke
     change = final("Fix: follow symbolic links while walking")
     assert how < change  # a how-question ranks the module down as a test ...
     assert change == final("Fix: follow symbolic links while walking")  # ... a change request keeps it
+
+
+def test_a_files_opening_documentation_is_an_overview_not_declarations():
+    """Under a how-question a chunk with no logic line weighs less, but a module's opening docstring or
+    header comment explains how the module works (the README's demo: discovery.py's docstring answers
+    "how does hippo decide which files to skip")."""
+    from hippo.retrieval.rankpolicy import module_overview
+
+    doc = '#!/usr/bin/env python\n"""Which files get indexed: ignore rules, secrets, vendored trees."""\nMAX = 3\n'
+    assert module_overview(doc, 1)
+    assert module_overview("/**\n * Retry policy: how delays grow.\n */\nexport const LIMIT = 2;\n", 1)
+    assert not module_overview(doc, 40)  # a later chunk of the file
+    assert not module_overview("from typing import Dict\n\nDEFAULT_STYLES: Dict[str, str] = {\n", 1)

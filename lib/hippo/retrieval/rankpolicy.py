@@ -234,6 +234,22 @@ def logic_lines(text: str, language: str = "") -> int:
     return n
 
 
+_OVERVIEW_OPENERS = ('"""', "'''", "/*", "//!")
+
+
+def module_overview(text: str, start_line: int) -> bool:
+    """A file's opening chunk that starts with its documentation (a module docstring, a header doc comment):
+    it says how the module works in prose, so a how-question does not read it as declarations."""
+    if start_line != 1:
+        return False
+    for ln in text.split("\n"):
+        st = ln.strip()
+        if not st or st.startswith("#!") or (st.startswith("#") and "coding" in st):
+            continue
+        return st.startswith(_OVERVIEW_OPENERS)
+    return False
+
+
 def logic_weight(lines: int) -> float:
     """The multiplier a code chunk with this many logic lines gets under a how/why question."""
     return DECLARATIVE + (1.0 - DECLARATIVE) * min(1.0, lines / LOGIC_LINES) if LOGIC_LINES > 0 else 1.0

@@ -399,7 +399,8 @@ class Searcher:
             feats = rerank.Features(first=first, conf=conf, kind=kind,
                                     import_only=policy.is_import_only(r["text"], lang), definition=c.definition,
                                     named=c.named,
-                                    logic=policy.logic_lines(r["text"], lang) if intent.behaviour else -1,
+                                    logic=policy.logic_lines(r["text"], lang) if intent.behaviour and not
+                                    policy.module_overview(r["text"], int(r.get("start_line") or 0)) else -1,
                                     symbol_words=rerank.words_in_name(r.get("symbol") or "", stems))
             scored = rerank.score(feats, intent)
             c.conf, c.final = scored.conf, scored.final
