@@ -39,6 +39,21 @@ def write_files(root: Path, files: Mapping[str, str | bytes]) -> None:
             p.write_text(content, encoding="utf-8")
 
 
+def indexed_searcher(root: Path, files: Mapping[str, str | bytes]):
+    """A committed git repo of `files` at `root`, indexed with the fake embedder, and a Searcher over it."""
+    from fake_embedder import FakeEmbedder
+    from hippo.index.indexer import index_repo
+    from hippo.retrieval.search import Searcher
+
+    write_files(root, files)
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "initial")
+    emb = FakeEmbedder()
+    index_repo(root, embedder=emb)
+    return Searcher(root, embedder=emb)
+
+
 @contextlib.contextmanager
 def _environ(extra: Mapping[str, str] | None):
     saved = dict(os.environ)

@@ -4,11 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from fake_embedder import FakeEmbedder
-from hippo.index.indexer import index_repo
 from hippo.retrieval import rankpolicy, rerank
-from hippo.retrieval.search import Searcher
-from repo_helpers import git
+from repo_helpers import indexed_searcher
 
 README = """# fetchy
 
@@ -116,8 +113,8 @@ def finish_{n}(ok):
 '''
 
 
-def build_repo(root):
-    files = {
+def repo_files() -> dict[str, str]:
+    return {
         "README.md": README,
         "PKG-INFO": "Metadata-Version: 2.1\nName: fetchy\nVersion: 1.0\n\n" + README,
         "fetchy/cli.py": CLI,
@@ -127,21 +124,11 @@ def build_repo(root):
         "pino.d.ts": TYPES,
         **{f"fetchy/step{n}.py": USAGE.format(n=n) for n in range(5)},
     }
-    for rel, text in files.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-    git(root, "init", "-q", "-b", "main")
-    git(root, "add", "-A")
-    git(root, "-c", "user.name=T", "-c", "user.email=t@example.com", "commit", "-q", "-m", "initial")
 
 
 @pytest.fixture(scope="module")
 def searcher(tmp_path_factory):
-    root = tmp_path_factory.mktemp("rank") / "repo"
-    build_repo(root)
-    emb = FakeEmbedder()
-    index_repo(root, embedder=emb)
-    return Searcher(root, embedder=emb)
+    return indexed_searcher(tmp_path_factory.mktemp("rank") / "repo", repo_files())
 
 
 def test_how_question_puts_code_above_prose(searcher):
@@ -252,16 +239,8 @@ mod tests {
 
 @pytest.fixture(scope="module")
 def walker_searcher(tmp_path_factory):
-    root = tmp_path_factory.mktemp("how") / "repo"
-    (root / "src").mkdir(parents=True)
-    (root / "src" / "config.rs").write_text(CONFIG_RS)
-    (root / "src" / "walk.rs").write_text(WALK_RS)
-    git(root, "init", "-q", "-b", "main")
-    git(root, "add", "-A")
-    git(root, "-c", "user.name=T", "-c", "user.email=t@example.com", "commit", "-q", "-m", "initial")
-    emb = FakeEmbedder()
-    index_repo(root, embedder=emb)
-    return Searcher(root, embedder=emb)
+    files = {"src/config.rs": CONFIG_RS, "src/walk.rs": WALK_RS}
+    return indexed_searcher(tmp_path_factory.mktemp("how") / "repo", files)
 
 
 def _first(searcher, query):

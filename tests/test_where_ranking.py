@@ -3,14 +3,11 @@ from __future__ import annotations
 
 import pytest
 
-from fake_embedder import FakeEmbedder
 from hippo.core.textutil import query_terms
-from hippo.index.indexer import index_repo
 from hippo.retrieval.filerank import path_terms, rank_files
 from hippo.retrieval.render import to_xml
 from hippo.retrieval.results import SearchResponse
-from hippo.retrieval.search import Searcher
-from repo_helpers import git
+from repo_helpers import indexed_searcher
 
 
 def _row(path: str, start: int, symbol: str = "") -> dict:
@@ -92,21 +89,10 @@ def _changelog() -> str:
 
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory):
-    root = tmp_path_factory.mktemp("where") / "repo"
-    (root / "src").mkdir(parents=True)
-    (root / "src" / "client.py").write_text(CLIENT)
-    (root / "tests").mkdir()
-    (root / "tests" / "test_client.py").write_text(TESTS)
-    (root / "CHANGELOG.md").write_text(_changelog())
-    (root / "docs").mkdir()
-    (root / "docs" / "retries.md").write_text("# Retries\n\nThe client retry policy sets retries and backoff "
-                                              "delays between attempts.\n")
-    git(root, "init", "-q", "-b", "main")
-    git(root, "add", "-A")
-    git(root, "-c", "user.name=T", "-c", "user.email=t@example.com", "commit", "-q", "-m", "init")
-    emb = FakeEmbedder()
-    index_repo(root, embedder=emb)
-    return Searcher(root, embedder=emb)
+    files = {"src/client.py": CLIENT, "tests/test_client.py": TESTS, "CHANGELOG.md": _changelog(),
+             "docs/retries.md": "# Retries\n\nThe client retry policy sets retries and backoff delays "
+                                "between attempts.\n"}
+    return indexed_searcher(tmp_path_factory.mktemp("where") / "repo", files)
 
 
 def _files(resp) -> list[str]:
