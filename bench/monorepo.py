@@ -3,8 +3,12 @@
     python -m bench.monorepo --mirrors DIR --files 10000 --out /tmp/mono-10k
 
 Real projects (bare mirrors `DIR/<owner>+<name>/repo`, as the search tool's `fetch` brings them) are laid
-side by side as `p0/<name>/`, whole, in a fixed order, until the tree holds `--files` tracked files (the last
-project is cut in path order). A bigger size than all the projects hold repeats them as `p1/`, `p2/`, ...
+side by side as `p0/<name>/`, whole, in a fixed order (`ORDER` first, then any other mirror found, by name),
+until the tree holds `--files` tracked files (the last project is cut in path order). A bigger size than all
+the projects hold repeats them as `p1/`, `p2/`, ..., each copy an older real revision of the project
+(`--copy-step` first-parent commits further back per copy, the oldest commit at most), as a monorepo that
+vendors several versions of a library holds them: real code that differs between copies, not byte-identical
+files that every cache would collapse.
 The history is real: `more-itertools` starts at its commit `--replay` first-parent commits before its head,
 the tree is committed, then the next `--history` of those commits are replayed into `p0/more-itertools/`
 with their own messages (so `git log` and the brief see a project's real recent work). The commits left over
@@ -92,7 +96,22 @@ def extract(git_dir: Path, rev: str, dest: Path, keep: int | None = None) -> int
     return written
 
 
-def build(mirrors: Path, files: int, out: Path, replay: int = 30, history: int = 24) -> dict:
+def projects_in(mirrors: Path) -> list[str]:
+    """The mirrors to lay out: those of `ORDER` that are present, in its order, then every other one by name."""
+    present = sorted(d.name for d in mirrors.iterdir() if (d / "repo").is_dir()) if mirrors.is_dir() else []
+    return [n for n in ORDER if n in present] + [n for n in present if n not in ORDER]
+
+
+def copy_rev(git_dir: Path, copy: int, step: int) -> str:
+    """The revision of a project's `copy`-th copy: `copy * step` first-parent commits before its head, or its
+    oldest first-parent commit when the history is shorter."""
+    if copy == 0 or step <= 0:
+        return "HEAD"
+    chain = git("rev-list", "--first-parent", f"-{copy * step + 1}", "HEAD", git_dir=git_dir).decode().split()
+    return chain[-1]
+
+
+def build(mirrors: Path, files: int, out: Path, replay: int = 30, history: int = 24, copy_step: int = 10) -> dict:
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
@@ -101,15 +120,14 @@ def build(mirrors: Path, files: int, out: Path, replay: int = 30, history: int =
                 git_dir=rmirror).decode().split()[::-1]  # oldest first
     projects: list[tuple[str, str, int]] = []  # (name, rev, files taken)
     total, copy = 0, 0
+    names = projects_in(mirrors)
     while total < files:
         added = 0
-        for name in ORDER:
+        for name in names:
             gd = mirrors / name / "repo"
-            if not gd.exists() or total >= files:
+            if total >= files:
                 continue
-            rev = chain[0] if name == REPLAY else "HEAD"
-            if copy and name == REPLAY:
-                rev = chain[-1]  # the copies hold its newest tree; only p0's copy replays history
+            rev = chain[0] if name == REPLAY and not copy else copy_rev(gd, copy, copy_step)
             take = extract(gd, rev, out / f"p{copy}" / name.split("+", 1)[1], keep=files - total)
             projects.append((f"p{copy}/{name.split('+', 1)[1]}", git("rev-parse", rev, git_dir=gd).decode().strip(), take))
             total += take
@@ -153,8 +171,9 @@ def main() -> None:
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--replay", type=int, default=30)
     ap.add_argument("--history", type=int, default=24)
+    ap.add_argument("--copy-step", type=int, default=10, help="first-parent commits between a project's copies")
     a = ap.parse_args()
-    info = build(a.mirrors, a.files, a.out, a.replay, a.history)
+    info = build(a.mirrors, a.files, a.out, a.replay, a.history, a.copy_step)
     (a.out.parent / f"{a.out.name}.json").write_text(json.dumps(info, indent=1))
     print(json.dumps({k: v for k, v in info.items() if k != "projects"}))
 
