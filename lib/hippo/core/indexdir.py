@@ -45,6 +45,7 @@ PRIVATE_MODE = 0o700  # the index dir and the socket's dir: this user only
 
 # The files of an index dir. Spelled here only: everything else asks an IndexDir for the path.
 STATE = "state.json"  # schema, model, indexed commit, per-file records
+STATE_SUMMARY = "state-summary.json"  # counts and flags of state.json, for readers that need no per-file record
 DB = "db"  # the LanceDB database
 WRITER_LOCK = "lock"  # held by the one writer; holds its pid
 READERS_LOCK = "readers.lock"  # shared by open readers, so compaction only prunes everything when alone
@@ -176,6 +177,7 @@ class IndexDir(Generic[P]):
         return path / name
 
     state = property(lambda self: self._at(STATE))
+    state_summary = property(lambda self: self._at(STATE_SUMMARY))
     db = property(lambda self: self._at(DB))
     writer_lock = property(lambda self: self._at(WRITER_LOCK))
     readers_lock = property(lambda self: self._at(READERS_LOCK))

@@ -2,10 +2,16 @@
 
 Written atomically (temp file + rename) after every committed batch, so a killed run leaves a state that
 matches the table: files it lists are fully indexed; files it lacks are picked up by the next run.
+
+Beside it, `state-summary.json` holds the counts and flags a status line needs (`load_summary`): at 100k files
+state.json is ~20 MB and reading it whole costs ~0.4 CPU-s, which SessionStart must not pay. The summary names
+the state.json it was made from (inode, size, mtime); a reader that finds another state.json there (a writer
+killed between the two writes, a team snapshot moved in, an older hippo) reads state.json itself.
 """
 from __future__ import annotations
 
 import json
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -107,6 +113,51 @@ def load_state(index_dir: Path) -> IndexState | None:
         return None
 
 
+@dataclass
+class StateSummary:
+    """What state.json says about the index as a whole, without its per-file records."""
+
+    files: int
+    chunks: int
+    indexed_commit: str | None
+    updated_at: float
+    vectors_complete: bool
+    vectors_skipped: bool
+
+    @classmethod
+    def of(cls, state: IndexState) -> StateSummary:
+        files = state.files if isinstance(state.files, dict) else {}
+        chunks = sum(r.chunks for r in files.values() if type(r.chunks) is int)
+        return cls(len(files), chunks, state.indexed_commit, state.updated_at, bool(state.vectors_complete),
+                   bool(state.vectors_skipped))
+
+
+def _state_key(index_dir: Path) -> list[int] | None:
+    try:
+        st = os.stat(state_path(index_dir))
+    except OSError:
+        return None
+    return [st.st_ino, st.st_size, st.st_mtime_ns]
+
+
+def load_summary(index_dir: Path) -> StateSummary | None:
+    """The summary of the current state.json (None when there is none or it cannot be read): from
+    state-summary.json when that was written for this very state.json, else from state.json itself."""
+    key = _state_key(index_dir)
+    if key is None:
+        return None
+    try:
+        raw = json.loads(IndexDir(index_dir).state_summary.read_text(encoding="utf-8"))
+        if isinstance(raw, dict) and raw.get("state") == key:
+            summary = StateSummary(**{k: raw[k] for k in StateSummary.__dataclass_fields__})
+            if type(summary.files) is int and type(summary.chunks) is int:
+                return summary
+    except (OSError, ValueError, TypeError, KeyError):
+        pass
+    state = load_state(index_dir)
+    return StateSummary.of(state) if state is not None else None
+
+
 def save_state(index_dir: Path, state: IndexState) -> None:
     state.updated_at = time.time()
     # Built by hand and encoded in one `dumps` call (the C encoder): asdict + json.dump took ~0.7 s per save
@@ -117,3 +168,6 @@ def save_state(index_dir: Path, state: IndexState) -> None:
     text = json.dumps(data, separators=(",", ":"))
     create(index_dir)  # also tightens an index dir an older hippo left group/other-readable
     atomic_write(state_path(index_dir), text)
+    summary = {"state": _state_key(index_dir), **vars(StateSummary.of(state))}
+    # not synced: a summary lost on a power cut no longer names the state.json there, which is then read whole
+    atomic_write(IndexDir(index_dir).state_summary, json.dumps(summary), durable=False)

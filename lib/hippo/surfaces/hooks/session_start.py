@@ -175,20 +175,19 @@ def _git(root: Path, *args: str, deadline: float | None = None) -> str:
 
 
 def _status_line(root: Path, idx: Path, deadline: float | None = None) -> str:
-    from hippo.index.state import load_state  # the one reader of state.json (stdlib only)
+    # counts and flags only: state.json's per-file records are ~20 MB at 100k files (stdlib only)
+    from hippo.index.state import load_summary
 
-    st = load_state(idx)
+    st = load_summary(idx)
     if st is None or not st.updated_at:  # never saved by an index run
         return "hippo index: not built yet (building in the background); until then use grep/read."
     head = _git(root, "rev-parse", "HEAD", deadline=deadline).strip()
     commit = st.indexed_commit if isinstance(st.indexed_commit, str) else ""
     if not HEX.fullmatch(commit):  # state.json is a file on disk: show only what a sha can be
         commit = ""
-    files = st.files if isinstance(st.files, dict) else {}
-    chunks = sum(r.chunks for r in files.values() if type(r.chunks) is int)
     fresh = "up to date" if commit and commit == head else "behind HEAD, refreshing in the background"
     vec = "" if st.vectors_complete else "; vectors still filling in (keyword search works)"
-    return (f"hippo index: {len(files)} files / {chunks} chunks at {commit[:10] or 'no commit'} ({fresh}{vec}). "
+    return (f"hippo index: {st.files} files / {st.chunks} chunks at {commit[:10] or 'no commit'} ({fresh}{vec}). "
             "Search with /hippo:rag <question> or `hippo search \"...\"`.")
 
 
