@@ -26,6 +26,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from hippo.core import indexdir, integrity, pathkind
 from hippo.core.config import Settings, load_settings
@@ -46,6 +47,9 @@ from hippo.index.state import (
     still_holds,
 )
 
+if TYPE_CHECKING:
+    from hippo.index.discovery import FileEntry
+
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
 # Phases: "files" and "vectors" count work; "keyword-ready" (files indexed, chunks awaiting a vector) says
 # full-text search works now while vectors are still to be filled in.
@@ -57,6 +61,14 @@ PATHS_PER_FILTER = 500  # paths in one `path IN (...)` of the vector phase's pri
 SMALL_UPDATE_VECTORS = 128  # new chunks an update may embed before its closing state write (see _run)
 OPTIMIZE_EVERY_RUNS = 10  # writing runs between optimizes (LanceDB suggests ~20 modifications)
 OPTIMIZE_EVERY_ROWS = 2000  # or this many rows written/deleted (unindexed FTS rows are scanned flat)
+# The vector phase rewrites every row it fills in (LanceDB's merge_insert moves a row out of the fragments the
+# full-text indexes cover), so a keyword search while vectors are being built flat-scans every row embedded
+# since the last optimize: ~45 us a row (0.3 s per search after 7k rows, ~35 s after 800k). The phase folds
+# its rows into the indexes once VECTOR_FOLD_ROWS have piled up, but no sooner than VECTOR_FOLD_SHARE times
+# the last fold's own duration after it (the fold's cost grows with the table; its share of the phase stays
+# under ~1/VECTOR_FOLD_SHARE), and once more at the end when that many are left.
+VECTOR_FOLD_ROWS = OPTIMIZE_EVERY_ROWS
+VECTOR_FOLD_SHARE = 10.0
 
 
 @dataclass
@@ -299,16 +311,16 @@ class Indexer:
             self._notice_names(disc, report)
             report.skipped_paths = list(disc.skipped_paths)
             regraph = state.graph_version != GRAPH_VERSION
-            changed, records = self._changed_files(disc.files, state, report, regraph=regraph)
-            self._touched += self._keep_skips(state, disc)
             current = {f.path for f in disc.files}
             stale_paths = set(state.files)
             if not state.complete and self._has_table():
                 report.resumed = True
                 stale_paths |= self._store().paths()  # rows written just before a kill
             deleted = sorted(stale_paths - current)
+            # A new file is hashed before its batch only when it may be a rename (something was deleted).
+            changed, arrived = self._changed_files(disc.files, state, report, regraph=regraph, hash_new=bool(deleted))
+            self._touched += self._keep_skips(state, disc)
             # A rename is a deleted path whose exact bytes reappear elsewhere; report it once, as a rename.
-            arrived = {records[rel].sha for rel, _ in changed}
             report.files_renamed = sum(1 for p in deleted if p in state.files and state.files[p].sha in arrived)
             report.files_changed, report.files_deleted = len(changed), len(deleted) - report.files_renamed
             was = (state.indexed_commit, state.branch, state.complete)
@@ -320,7 +332,7 @@ class Indexer:
                 save_state(self.index_dir, state)  # "a run is in flight" survives a kill
                 # The last batch is not saved on its own: the closing write below follows at once (a kill
                 # in between leaves the in-flight state, and the next run redoes that batch).
-                self._keyword_phase(state, changed, deleted, records, report, save_last=False)
+                self._keyword_phase(state, changed, deleted, report, save_last=False)
                 state.graph_version = GRAPH_VERSION
                 # A small update (an edit or two) embeds its few new chunks before that closing write
                 # instead of after it: one state.json write less (~60 ms at 10k files), and its
@@ -371,7 +383,7 @@ class Indexer:
         OPTIMIZE_EVERY_RUNS writing runs (or OPTIMIZE_EVERY_ROWS rows); prune everything when no reader is
         open, otherwise at most once per retention margin.
         """
-        if not state.runs_since_optimize:
+        if not (state.runs_since_optimize or state.rows_since_optimize):
             return
         due = (state.runs_since_optimize >= OPTIMIZE_EVERY_RUNS or state.rows_since_optimize >= OPTIMIZE_EVERY_ROWS
                or report.rebuilt or not state.optimized_at)  # a first build ends compacted
@@ -459,10 +471,15 @@ class Indexer:
         save_state(self.index_dir, state)
         return state
 
-    def _changed_files(self, files, state: IndexState, report: IndexReport, *, regraph: bool = False):
-        """Paths whose content differs from the index. Reads only files whose blob id or stat changed;
-        `regraph` (the graph column was written by another extraction) re-reads and re-indexes every file."""
-        changed, records = [], {}
+    def _changed_files(self, files, state: IndexState, report: IndexReport, *, regraph: bool = False,
+                       hash_new: bool = True) -> tuple[list[FileEntry], set[str]]:
+        """The files whose content differs from the index, and the sha1s of those hashed here. Reads only
+        files whose blob id or stat changed, and only to compare them with their record (or, `hash_new`, to
+        tell a renamed file); their bytes are read again when their batch is written (`_FileBatches`), so a
+        big run never holds every file at once. `regraph` (the graph column was written by another
+        extraction) re-reads and re-indexes every file."""
+        changed: list[FileEntry] = []
+        arrived: set[str] = set()
         self._touched = 0  # records updated in place (re-read with the same bytes, or a blob id adopted)
         for f in files:
             rec = state.files.get(f.path)
@@ -476,24 +493,27 @@ class Indexer:
                         rec.blob = f.blob
                         self._touched += 1
                     continue
+            if rec is None and not hash_new:
+                changed.append(f)
+                continue
             try:
                 data = (self.root / f.path).read_bytes()
             except OSError:
                 continue  # vanished between listing and reading: the next run sees it gone
-            report.files_read += 1
             sha = hashlib.sha1(data).hexdigest()
-            # Record the stat of the bytes we read, not of the listing: a write in between must not hide.
-            new_rec = FileRecord(size=len(data), mtime_ns=f.mtime_ns, sha=sha, blob=f.blob)
             if rec is not None and rec.sha == sha and not regraph:
-                new_rec.chunks = rec.chunks
-                state.files[f.path] = new_rec  # same bytes, new stat or blob: nothing to re-index
+                report.files_read += 1  # (a changed file is counted when its batch reads it)
+                # same bytes, new stat or blob: nothing to re-index. Recorded with the stat of the bytes read,
+                # not of the listing: a write in between must not hide.
+                state.files[f.path] = FileRecord(size=len(data), mtime_ns=f.mtime_ns, sha=sha, blob=f.blob,
+                                                 chunks=rec.chunks)
                 self._touched += 1
                 continue
-            changed.append((f.path, data))
-            records[f.path] = new_rec
-        return changed, records
+            changed.append(f)
+            arrived.add(sha)
+        return changed, arrived
 
-    def _keyword_phase(self, state, changed, deleted, records, report, *, save_last: bool = True) -> None:
+    def _keyword_phase(self, state, changed, deleted, report, *, save_last: bool = True) -> None:
         store = self._store()
         total = len(changed) + len(deleted)
         done = 0
@@ -503,13 +523,14 @@ class Indexer:
         from hippo.index import parallel
 
         # A big run has the next batches chunked in worker processes while this one is written (index/parallel.py).
-        batches = [changed[i:i + FILE_BATCH] for i in range(0, len(changed), FILE_BATCH)] or [[]]
+        batches = _FileBatches(self.root, changed, report)
+        records = batches.records
         workers = parallel.worker_count(len(changed), self.settings.threads)
         results = parallel.batch_results(batches, self.model_name, workers, self.index_dir)
         with contextlib.closing(results):  # an interrupted run ends its workers now, not at garbage collection
             for n, got in enumerate(results):
-                i, batch = n * FILE_BATCH, batches[n]
-                rows_by_path = {rel: self._kept_rows(rel, r, report) for (rel, _), r in zip(batch, got, strict=True)}
+                i, batch = n * FILE_BATCH, batches.taken.pop(n)
+                rows_by_path = {rel: self._kept_rows(rel, r, report) for rel, r in zip(batch, got, strict=True)}
                 rows = [r for rs in rows_by_path.values() for r in rs]
                 cached = store.cached_vectors(r["vkey"] for r in rows)
                 zero = [0.0] * self._dim
@@ -610,6 +631,25 @@ class Indexer:
 
             log(self.index_dir, "co-change history not updated", exc)
 
+    def _fold(self, store, state: IndexState, fold: _Fold) -> None:
+        """Fold the rows the vector phase rewrote into the indexes (and compact its small fragments) so that
+        keyword search does not flat-scan them. Old versions younger than the readers' margin are kept when a
+        reader is open. A failed fold costs only speed: it is logged and the phase goes on."""
+        started = time.monotonic()
+        try:
+            integrity.forget(self.index_dir)  # compaction rewrites files: the sums are recorded after the run
+            ran, _ = store.optimize()
+        except Exception as exc:  # noqa: BLE001 - the rows are written; the next optimize folds them
+            from hippo.core.runtime import log
+
+            log(self.index_dir, "vector phase: folding rows into the full-text index failed", exc)
+            ran = False
+        took = time.monotonic() - started
+        fold.rows = 0
+        fold.not_before = time.monotonic() + VECTOR_FOLD_SHARE * took
+        if ran:
+            state.optimized_at = time.time()
+
     def _vector_phase(self, state: IndexState, report: IndexReport, *, save: bool = True) -> None:
         """Embed every row still without its vector. `save=False`: the caller writes state.json next."""
         store = self._store()
@@ -642,6 +682,7 @@ class Indexer:
         columns = [f.name for f in chunk_schema(self._dim) if f.name != "vector"]
         groups = iter(self._vector_order(store, pending) if total > EMBED_WRITE_BATCH else [pending])
         group = next(groups, None)
+        fold = _Fold()
         while done < total and group is not None:
             batch = store.rows(group, columns=columns, limit=EMBED_WRITE_BATCH)
             if not batch:
@@ -670,12 +711,59 @@ class Indexer:
                 r.pop("_distance", None)
             store.update_vectors(batch)
             done += len(batch)
+            fold.rows += len(batch)
+            if fold.due():
+                self._fold(store, state, fold)
             self.progress("vectors", done, total)
+        if fold.rows >= VECTOR_FOLD_ROWS:
+            self._fold(store, state, fold)
+        elif total > SMALL_UPDATE_VECTORS:  # fewer left: the next maintenance counts them (a small update's
+            state.rows_since_optimize += fold.rows  # rows are the ones its keyword phase counted already)
         if store.ensure_vector_index():
             report.vector_index_built = True
         state.vectors_complete = True
         if save:
             save_state(self.index_dir, state)
+
+
+class _FileBatches:
+    """The changed files in batches of FILE_BATCH, each read from disk when it is taken (`batches[n]`, by
+    index/parallel.py), not before: a 100k-file first index held every file's bytes at once (~1.5 GB of
+    source). A batch's files are recorded (`records`) with the sha1 of the bytes read then and the stat of
+    the listing; a file gone by then is left out of its batch (`taken[n]`: the paths it holds)."""
+
+    def __init__(self, root: Path, files: list[FileEntry], report: IndexReport) -> None:
+        self.root, self.files, self.report = root, files, report
+        self.records: dict[str, FileRecord] = {}
+        self.taken: dict[int, list[str]] = {}
+
+    def __len__(self) -> int:
+        return max(1, -(-len(self.files) // FILE_BATCH))  # an empty run is one empty batch (its deletions)
+
+    def __getitem__(self, n: int) -> list[tuple[str, bytes]]:
+        out: list[tuple[str, bytes]] = []
+        for f in self.files[n * FILE_BATCH:(n + 1) * FILE_BATCH]:
+            try:
+                data = (self.root / f.path).read_bytes()
+            except OSError:
+                continue  # vanished since it was listed: the next run sees it gone
+            self.report.files_read += f.path not in self.records
+            self.records[f.path] = FileRecord(size=len(data), mtime_ns=f.mtime_ns,
+                                              sha=hashlib.sha1(data).hexdigest(), blob=f.blob)
+            out.append((f.path, data))
+        self.taken[n] = [rel for rel, _ in out]
+        return out
+
+
+class _Fold:
+    """When the vector phase next folds its rewritten rows into the full-text indexes (VECTOR_FOLD_ROWS)."""
+
+    def __init__(self) -> None:
+        self.rows = 0  # rows rewritten since the last fold
+        self.not_before = 0.0  # time.monotonic() before which no fold starts
+
+    def due(self) -> bool:
+        return self.rows >= VECTOR_FOLD_ROWS and time.monotonic() >= self.not_before
 
 
 def index_repo(root: Path, settings: Settings | None = None, *, full: bool = False, dry_run: bool = False,

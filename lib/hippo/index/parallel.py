@@ -29,6 +29,7 @@ from collections import deque
 from collections.abc import Generator, Iterator, Sequence
 from pathlib import Path
 from queue import SimpleQueue
+from typing import Protocol
 
 # A run chunks in workers from this many changed files on (HIPPO_PARALLEL_MIN_FILES overrides it; tests force
 # the parallel path with 1). Measured in docs/benchmarks.md (issue 21, "chunking in worker processes").
@@ -44,6 +45,14 @@ _FRAME = struct.Struct(">Q")
 # What the worker returns per file: its rows, or (exception name, message) when it could not be chunked.
 FileResult = list[dict] | tuple[str, str]
 Batch = Sequence[tuple[str, bytes]]
+
+
+class Batches(Protocol):
+    """The batches of a run, each taken once by its number (the indexer reads a batch's files only then)."""
+
+    def __len__(self) -> int: ...
+
+    def __getitem__(self, n: int) -> Batch: ...
 
 
 def file_rows(rel: str, data: bytes, model_id: str) -> FileResult:
@@ -71,12 +80,13 @@ def worker_count(files: int, threads: int = 0) -> int:
     return max(0, min(cores - 1, MAX_WORKERS))
 
 
-def batch_results(batches: Sequence[Batch], model_id: str, workers: int,
+def batch_results(batches: Batches, model_id: str, workers: int,
                   log_dir: Path | None) -> Generator[list, None, None]:
     """Each batch's per-file results (`file_rows`), in batch order: from `workers` processes when that is
-    more than 0, in-process otherwise. A pool that cannot start, or a worker that dies, is logged and the
-    batches not yet returned are chunked here instead. Close it (contextlib.closing) to end the workers
-    at once when the caller stops early."""
+    more than 0, in-process otherwise. Each batch is taken (`batches[n]`) once, when it is handed out, and
+    again only when a dead worker's batches are chunked here. A pool that cannot start, or a worker that
+    dies, is logged and the batches not yet returned are chunked here instead. Close it
+    (contextlib.closing) to end the workers at once when the caller stops early."""
     done = 0
     if workers and batches:
         try:
@@ -90,8 +100,8 @@ def batch_results(batches: Sequence[Batch], model_id: str, workers: int,
 
             log(log_dir, f"chunk workers unavailable ({type(exc).__name__}: {exc}); chunking in-process from "
                          f"batch {done + 1} of {len(batches)}")
-    for batch in batches[done:]:
-        yield [file_rows(rel, data, model_id) for rel, data in batch]
+    for n in range(done, len(batches)):
+        yield [file_rows(rel, data, model_id) for rel, data in batches[n]]
 
 
 class _Worker:
@@ -178,7 +188,7 @@ class _Pool:
             w.stop()
         self.workers = []
 
-    def results(self, batches: Sequence[Batch], model_id: str) -> Iterator[list]:
+    def results(self, batches: Batches, model_id: str) -> Iterator[list]:
         """Each batch's results, in batch order. While the one wanted next is still being chunked, this
         process chunks a batch nobody holds yet instead of waiting (at most OWN_AHEAD of them kept), so on
         two cores one worker and the main process share the chunking whatever the split of the work is."""

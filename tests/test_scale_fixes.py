@@ -1,0 +1,97 @@
+"""Work that grew with the repository on the paths issue 21 measures at 100k files: a keyword search while
+vectors are being built (rows the vector phase rewrote were scanned flat), and a first index holding every
+file's bytes at once."""
+from __future__ import annotations
+
+from fake_embedder import FakeEmbedder
+from hippo.core.indexdir import IndexDir
+from hippo.index import indexer as indexer_mod
+from hippo.index.indexer import index_repo
+from hippo.index.state import load_state
+from repo_helpers import git, write_files
+
+
+def _repo(tmp_path, n_files: int = 12):
+    root = tmp_path / "repo"
+    body = "".join(f"    step_{j} = value * {j}\n" for j in range(28))
+    write_files(root, {f"src/mod_{i}.py": "\n\n".join(f"def fn_{i}_{k}(value):\n{body}    return step_27\n"
+                                                      for k in range(6)) for i in range(n_files)})
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "start")
+    return root
+
+
+def _unindexed(root) -> int:
+    from hippo.index.store import Store
+
+    store = Store(IndexDir.of(root).path, FakeEmbedder().dim)
+    return store.chunks().index_stats("text_idx").num_unindexed_rows
+
+
+def test_vector_phase_folds_its_rows_into_the_full_text_index(tmp_path, monkeypatch):
+    root = _repo(tmp_path, 26)  # 156 chunks: more than a small update's SMALL_UPDATE_VECTORS
+    index_repo(root, embedder=FakeEmbedder(), vectors=False)  # keyword phase: every row indexed
+    assert _unindexed(root) == 0
+    from hippo.index.store import Store
+
+    folds: list[int] = []
+    real = Store.optimize
+
+    def counting(self, **kw):
+        folds.append(self.chunks().count_rows("embedded = true"))
+        return real(self, **kw)
+
+    monkeypatch.setattr(Store, "optimize", counting)
+    monkeypatch.setattr(indexer_mod, "VECTOR_FOLD_ROWS", 20)
+    monkeypatch.setattr(indexer_mod, "VECTOR_FOLD_SHARE", 0.0)
+    monkeypatch.setattr(indexer_mod, "EMBED_WRITE_BATCH", 16)
+    report = index_repo(root, embedder=FakeEmbedder())
+    total = load_state(IndexDir.of(root).path).chunk_count
+    assert report.chunks_embedded and total > indexer_mod.SMALL_UPDATE_VECTORS
+    # folded while the phase ran (not only at its end), and nothing is left for a search to scan flat
+    assert len(folds) >= 2 and min(folds) < total
+    assert _unindexed(root) < 20
+    assert load_state(IndexDir.of(root).path).rows_since_optimize == _unindexed(root)  # left to maintenance
+
+
+def test_vector_phase_fold_waits_out_its_own_cost(monkeypatch):
+    monkeypatch.setattr(indexer_mod, "VECTOR_FOLD_ROWS", 10)
+    fold = indexer_mod._Fold()
+    fold.rows = 9
+    assert not fold.due()
+    fold.rows = 10
+    assert fold.due()
+    fold.not_before = indexer_mod.time.monotonic() + 60
+    assert not fold.due()
+
+
+def test_keyword_phase_reads_each_batch_when_it_is_written_not_all_at_once(tmp_path, monkeypatch):
+    """A 100k-file first index held every file's bytes before writing the first batch (peak RSS ~2 GB)."""
+    from pathlib import Path
+
+    from hippo.index.store import Store
+
+    root = _repo(tmp_path, 9)
+    monkeypatch.setattr(indexer_mod, "FILE_BATCH", 2)
+    events: list[str] = []
+    real_read, real_replace = Path.read_bytes, Store.replace_files
+
+    def read(self):
+        if self.suffix == ".py":
+            events.append(f"read {self.name}")
+        return real_read(self)
+
+    def replace(self, paths, rows):
+        events.append("write")
+        return real_replace(self, paths, rows)
+
+    monkeypatch.setattr(Path, "read_bytes", read)
+    monkeypatch.setattr(Store, "replace_files", replace)
+    report = index_repo(root, embedder=FakeEmbedder(), vectors=False)
+    assert report.files_changed == 9 and report.files_read == 9
+    reads = [i for i, e in enumerate(events) if e.startswith("read")]
+    assert len(reads) == 9  # a new file is read once (no hash ahead of its batch: nothing was deleted)
+    assert events.index("write") < reads[-1], "every file was read before the first batch was written"
+    state = load_state(IndexDir.of(root).path)
+    assert len(state.files) == 9 and all(r.chunks == 6 and len(r.sha) == 40 for r in state.files.values())
