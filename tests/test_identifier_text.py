@@ -31,3 +31,21 @@ def test_each_distinct_identifier_is_split_once(monkeypatch: pytest.MonkeyPatch)
     second = textutil.identifier_text(chunk)
     assert first == second and first.startswith("for item in items item load User loadUser item self")
     assert sorted(calls) == sorted({"for", "item", "in", "items", "loadUser", "self"})
+
+
+def test_text_terms_matches_splitting_every_occurrence():
+    from hippo.core.textutil import split_identifier, text_terms
+
+    def every_occurrence(text: str) -> set[str]:
+        import re
+
+        out: set[str] = set()
+        for tok in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text):
+            out.add(tok.lower())
+            out.update(p.lower() for p in split_identifier(tok))
+        return out
+
+    for text in ["def getUserName(self): return self.user_name", "HTTPServer x = HTTPServer(); __init__ _x9 9z",
+                 "", "a.b.c getUserName getUserName XMLHttpRequest ünïcode_name", "class Foo_Bar(BazQux2): pass"]:
+        assert text_terms(text) == every_occurrence(text)
+    assert {"get", "user", "name", "getusername"} <= text_terms("getUserName")

@@ -47,10 +47,15 @@ def query_terms(text: str) -> set[str]:
 
 
 def text_terms(text: str) -> set[str]:
-    """Lower-cased words and identifier parts present in a chunk."""
+    """Lower-cased words and identifier parts present in a chunk. Each distinct identifier is split once
+    (`_token_terms`, cached): a search scores a few hundred candidate chunks of ~60 identifiers each, and
+    splitting every occurrence anew was a third of a warm search's CPU at 100k files."""
     terms: set[str] = set()
-    for tok in _IDENT.findall(text):
-        terms.add(tok.lower())
-        for part in split_identifier(tok):
-            terms.add(part.lower())
+    for tok in set(_IDENT.findall(text)):
+        terms |= _token_terms(tok)
     return terms
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _token_terms(tok: str) -> frozenset[str]:
+    return frozenset([tok.lower(), *(part.lower() for part in split_identifier(tok))])
