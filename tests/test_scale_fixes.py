@@ -95,3 +95,31 @@ def test_keyword_phase_reads_each_batch_when_it_is_written_not_all_at_once(tmp_p
     assert events.index("write") < reads[-1], "every file was read before the first batch was written"
     state = load_state(IndexDir.of(root).path)
     assert len(state.files) == 9 and all(r.chunks == 6 and len(r.sha) == 40 for r in state.files.values())
+
+
+def test_warm_up_scans_the_text_only_when_the_server_holds_it(tmp_path, monkeypatch):
+    """Over textcolumn.MAX_BYTES the warm-up's exact keyword would scan the whole text column (100k files:
+    ~18 CPU-s and ~1 GB of the server's memory); it touches the full-text indexes only."""
+    from hippo.index import textcolumn
+    from hippo.retrieval.search import Searcher
+    from hippo.surfaces.service.host import WarmIndex
+
+    root = _repo(tmp_path, 3)
+    index_repo(root, embedder=FakeEmbedder())
+    calls: list[dict] = []
+    real = Searcher.search
+
+    def recording(self, query, **kw):
+        calls.append(kw)
+        return real(self, query, **kw)
+
+    monkeypatch.setattr(Searcher, "search", recording)
+    for cap, exact in ((textcolumn.MAX_BYTES, True), (0, False)):
+        monkeypatch.setattr(textcolumn, "MAX_BYTES", cap)
+        calls.clear()
+        warm = WarmIndex(root, embedder=FakeEmbedder())
+        warm.warm()
+        assert warm.text_held is exact
+        assert [bool(c.get("exact")) for c in calls] == [exact]
+        assert bool(calls[0].get("keywords")) is exact
+        warm.close()

@@ -205,3 +205,41 @@ def test_rows_by_id_from_memory_are_the_rows_a_read_returns(tmp_path):
     finally:
         plain.close()
         warm.close()
+
+
+def test_text_column_over_the_cap_is_given_up_while_it_is_read(store, monkeypatch):
+    """A text column over textcolumn.MAX_BYTES is never read whole (a 100k-file index: ~1 GB of text the
+    warm server read only to drop it): the read stops at the first batch past the cap."""
+    from hippo.index import store as store_mod
+    from hippo.index import textcolumn
+
+    total = sum(len(r["text"].encode()) for r in store.rows(columns=["text"]))
+    monkeypatch.setattr(store_mod, "TEXT_READ_BATCH", 1)
+    monkeypatch.setattr(textcolumn, "MAX_BYTES", total // 4)
+    taken: list[int] = []
+    real = store_mod.Store._read_text_column
+
+    def counting(self, tbl):
+        import pyarrow.compute as pc
+
+        real_sum = pc.sum
+
+        def tally(arr, *a, **k):
+            taken.append(1)
+            return real_sum(arr, *a, **k)
+
+        monkeypatch.setattr(store_mod.pc, "sum", tally)
+        try:
+            return real(self, tbl)
+        finally:
+            monkeypatch.setattr(store_mod.pc, "sum", real_sum)
+
+    monkeypatch.setattr(store_mod.Store, "_read_text_column", counting)
+    store._text_cache = None  # the module's store: an earlier test may have read this version's column
+    store.keep_text()
+    assert store._text_cache is not None and store._text_cache[1] is None
+    assert 0 < len(taken) < store.count()  # stopped early, one batch (row) at a time
+    monkeypatch.setattr(textcolumn, "MAX_BYTES", total)
+    store._text_cache = None
+    kept = store._text_column(store.chunks())
+    assert kept is not None and len(kept.data) == total

@@ -48,6 +48,7 @@ GRAPH = "graph"
 VECTORS = "vectors"
 KEEP_OLD_VERSIONS = timedelta(minutes=2)  # readers may still hold a version this old; never prune at 0
 VECTOR_INDEX_MIN_ROWS = int(os.environ.get("HIPPO_VECTOR_INDEX_MIN_ROWS", "30000"))
+TEXT_READ_BATCH = 8192  # rows per batch while the text column is read into memory (keep_text)
 MARK_WAIT = 10.0  # longest a reader waits for a prune-everything optimize (about 0.5 s at 10k rows)
 
 
@@ -718,32 +719,47 @@ class Store:
                 if texts is None else self._literal_find(tbl, texts, wanted, found, limit, columns)
         return {t: [dict(r) for r in rows] for t, rows in self._literal_cache[key].items()}
 
-    def keep_text(self) -> None:
+    def keep_text(self) -> bool:
         """For a long-lived reader (the warm server): from now on literal_lookup reads the text column into
         memory once per table version and answers from it (textcolumn.py), starting with this version, now.
-        A one-shot process keeps scanning: reading the column costs about what one scan does."""
+        A one-shot process keeps scanning: reading the column costs about what one scan does. True when this
+        version's column is held (False: over textcolumn.MAX_BYTES, lookups scan)."""
         self._keep_text = True
         tbl = self.chunks()
-        if tbl is not None:
-            self._rows_by_id(tbl, [], AT_COLUMNS)  # the text column and the rows' other columns, now
+        if tbl is None:
+            return False
+        self._rows_by_id(tbl, [], AT_COLUMNS)  # the text column and the rows' other columns, now
+        return self._text_column(tbl) is not None
 
     def _text_column(self, tbl) -> TextColumn | None:
         """The open version's text column in memory (textcolumn.py), read once per version; None when it
         is bigger than textcolumn.MAX_BYTES (then lookups scan)."""
         version = tbl.version
         if self._text_cache is None or self._text_cache[0] != version:
-            t = tbl.search().select(["text"]).with_row_id(True).limit(self._every(tbl)).to_arrow()
-            col = pc.fill_null(t.column("text"), "").combine_chunks()
-            texts: TextColumn | None = TextColumn(b"", [], [])
-            if len(col):
-                wide = pa.types.is_large_string(col.type)
-                offsets = np.frombuffer(col.buffers()[1], dtype=np.int64 if wide else np.int32)
-                offsets = offsets[col.offset:col.offset + len(col) + 1]
-                size = int(offsets[-1] - offsets[0])
-                texts = None if size > textcolumn.MAX_BYTES else TextColumn.build(
-                    memoryview(col.buffers()[2] or b""), offsets.tolist(), t.column("_rowid").to_pylist())
-            self._text_cache = (version, texts)
+            self._text_cache = (version, self._read_text_column(tbl))
         return self._text_cache[1]
+
+    def _read_text_column(self, tbl) -> TextColumn | None:
+        """The text column in batches, given up (None) as soon as it passes textcolumn.MAX_BYTES: read whole
+        first, a 100k-file index (~1 GB of text) took ~1.5 GB of the warm server's memory only to drop it."""
+        q = tbl.search().select(["text"]).with_row_id(True).limit(self._every(tbl))
+        batches, size = [], 0
+        for batch in q.to_batches(TEXT_READ_BATCH):
+            col = batch.column("text")
+            size += int(pc.sum(pc.binary_length(col)).as_py() or 0)
+            if size > textcolumn.MAX_BYTES:
+                return None
+            batches.append(batch)
+        if not batches:
+            return TextColumn(b"", [], [])
+        t = pa.Table.from_batches(batches)
+        col = pc.fill_null(t.column("text"), "").combine_chunks()
+        if not len(col):
+            return TextColumn(b"", [], [])
+        wide = pa.types.is_large_string(col.type)
+        offsets = np.frombuffer(col.buffers()[1], dtype=np.int64 if wide else np.int32)
+        offsets = offsets[col.offset:col.offset + len(col) + 1]
+        return TextColumn.build(memoryview(col.buffers()[2] or b""), offsets.tolist(), t.column("_rowid").to_pylist())
 
     def _rows_by_id(self, tbl, ids: Sequence[int], columns: Sequence[str]) -> dict[int, dict] | None:
         """Rows by row id from memory, as a `_rowid IN (..)` read returns them, for a reader that keeps the
