@@ -65,3 +65,25 @@ def test_a_big_tree_lists_uncommitted_tracked_files_without_walking_for_untracke
     monkeypatch.setattr(session_start, "UNTRACKED_WALK_MAX_INDEX_BYTES", 10)  # this index is "big"
     big = session_start._changes(root, root / ".hippo", record=False)
     assert "a.py" in big and "new.py" not in big
+
+
+def test_spec_files_come_from_the_listing_as_the_walk_would_find_them(tmp_path):
+    """SessionStart at 100k files walked every folder for the spec globs (~0.5 CPU-s): a repo git lists is
+    filtered from its listing instead, with the walk's rules (depth, skipped folders); untracked and ignored
+    files are not the repository's documents."""
+    from hippo.push.brief import conventions
+
+    files = {"README.md": "# r\n", "CONTRIBUTING.md": "# c\n", "docs/guide.md": "# g\n", "docs/a/b/c/d/deep.md": "# d\n",
+             "docs/a/b/c/d/e/f/too-deep.md": "# t\n", "node_modules/x/README.md": "# n\n", ".hidden/README.md": "# h\n",
+             ".github/CONTRIBUTING.md": "# gh\n", "src/code.py": "x = 1\n"}
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    walked = conventions.spec_files(tmp_path, DEFAULT_SPEC_GLOBS)
+    git(tmp_path, "init", "-q", "-b", "main")
+    git(tmp_path, "add", "-f", "-A")
+    git(tmp_path, "commit", "-q", "-m", "all")
+    (tmp_path / "docs" / "untracked.md").write_text("# u\n")
+    repo = Repo(tmp_path)
+    listed = conventions.spec_files(tmp_path, DEFAULT_SPEC_GLOBS, repo)
+    assert repo.from_git and listed == walked and "docs/untracked.md" not in listed

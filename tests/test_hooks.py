@@ -115,6 +115,8 @@ def test_session_start_budget_on_huge_docs(project):
     (project / "docs" / "development").mkdir(parents=True)  # contributor docs (the rest of docs/ is for users)
     for i in range(30):
         (project / "docs" / "development" / f"guide{i}.md").write_text("".join(f"## Testing part {j}\n" + f"word{i}x{j} " * 400 + "\n" for j in range(10)))
+    git(project, "add", "-A")  # the brief reads what git tracks (conventions.spec_files over the listing)
+    git(project, "commit", "-q", "-m", "contributor docs")
     ctx = json.loads(run_hook("session-start", json.dumps({"cwd": str(project), "source": "startup", "session_id": "x"})).stdout)[
         "hookSpecificOutput"]["additionalContext"]
     assert 6000 < len(ctx) <= 9500

@@ -92,9 +92,15 @@ class Section:
 # --- which files --------------------------------------------------------------------------------
 def spec_files(root: Path, globs: tuple[str, ...] | list[str], repo: Repo | None = None) -> list[str]:
     """Repo-relative files matching the spec globs, case-insensitively (`**` spans directories).
-    With a `repo`, the walk stops at its deadline (a tree of many thousand folders takes seconds)."""
+    With a `repo` whose files git lists, its tracked files (the listing the brief keeps between sessions)
+    are filtered as the walk would: walking a 100k-file tree's folders cost ~0.5 CPU-s per session start.
+    Otherwise the tree is walked, stopping at the repo's deadline."""
     matches = spec_matcher(globs)
     out: list[str] = []
+    if repo is not None:
+        tracked = repo.tracked()
+        if repo.from_git:
+            return _spec_tracked(tracked, matches)
     for dirpath, dirnames, filenames in os.walk(root):
         if repo is not None and repo.expired():
             repo.note("deadline: spec file walk stopped at " + (os.path.relpath(dirpath, root) or "."))
@@ -113,6 +119,29 @@ def spec_files(root: Path, globs: tuple[str, ...] | list[str], repo: Repo | None
                 out.append(rel)
                 if len(out) >= MAX_SPEC_FILES * 4:
                     return sorted(out)
+    return sorted(out)
+
+
+def _spec_tracked(tracked: list[str], matches: Callable[[str], bool] | None) -> list[str]:
+    """spec_files over git's listing: the files the walk would meet (at most 5 folders deep, none under a
+    skipped, vendored, example or dot folder but .github) that match."""
+    if matches is None:
+        return []
+    out: list[str] = []
+    ok_dirs: dict[str, bool] = {}
+    for rel in tracked:
+        if rel.count("/") > 5 or SKIP_NAMES.search(rel) or not matches(rel):
+            continue
+        parent = rel.rpartition("/")[0]
+        ok = ok_dirs.get(parent)
+        if ok is None:
+            ok = ok_dirs[parent] = all(
+                d == ".github" or not (d in NEVER_DESCEND or pathkind.is_vendored_dir(d) or pathkind.is_example_dir(d)
+                                       or d.startswith(".")) for d in parent.split("/")) if parent else True
+        if ok:
+            out.append(rel)
+            if len(out) >= MAX_SPEC_FILES * 4:
+                break
     return sorted(out)
 
 

@@ -110,6 +110,11 @@ class Repo:
             self._tracked = files or self._walk()
         return self._tracked
 
+    @property
+    def from_git(self) -> bool:
+        """`tracked()` came from git's listing (not the shallow walk outside git)."""
+        return self._from_git
+
     def _listing_key(self) -> bytes | None:
         """What the tracked-file list depends on; None when it cannot be told cheaply (a linked worktree's
         .git file, no index yet)."""
