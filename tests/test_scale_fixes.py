@@ -123,3 +123,35 @@ def test_warm_up_scans_the_text_only_when_the_server_holds_it(tmp_path, monkeypa
         assert [bool(c.get("exact")) for c in calls] == [exact]
         assert bool(calls[0].get("keywords")) is exact
         warm.close()
+
+
+def test_noop_run_does_not_check_known_paths_against_unchanged_rules(tmp_path, monkeypatch):
+    """A no-op run at 100k files spent ~1.3 CPU-s checking every known path against the path rules; the
+    state remembers the rules its files were admitted under, and a change to them checks them all again."""
+    from hippo.index import discovery
+
+    root = _repo(tmp_path, 4)
+    index_repo(root, embedder=FakeEmbedder())
+    checked: list[str] = []
+    real = discovery.PathFilter.path_reason
+
+    def counting(self, rel):
+        checked.append(rel)
+        return real(self, rel)
+
+    monkeypatch.setattr(discovery.PathFilter, "path_reason", counting)
+    index_repo(root, embedder=FakeEmbedder())  # the run that records the rules (the first one did too)
+    checked.clear()
+    report = index_repo(root, embedder=FakeEmbedder())
+    assert report.files_total == 4 and checked == []
+    (root / ".hippoignore").write_text("src/mod_0.py\n")  # new rules: every path is checked, one leaves
+    report = index_repo(root, embedder=FakeEmbedder())
+    assert len(checked) >= 4 and report.files_deleted == 1 and report.files_total == 4  # .hippoignore is text
+    checked.clear()
+    index_repo(root, embedder=FakeEmbedder())
+    # only the files without a record: .hippoignore (untracked, no blob) and the file it leaves out
+    assert sorted(checked) == [".hippoignore", "src/mod_0.py"]
+    monkeypatch.setattr(discovery, "_rules_code", lambda: b"other rules code")
+    checked.clear()
+    index_repo(root, embedder=FakeEmbedder())
+    assert len(checked) >= 3

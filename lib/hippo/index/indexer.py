@@ -349,9 +349,12 @@ class Indexer:
                 state.runs_since_optimize += 1
                 state.rows_since_optimize += report.chunks_written + len(deleted)
             # A true no-op leaves state.json alone (an older listed_at only makes the racy check stricter).
-            if changed or deleted or self._touched or was != (state.indexed_commit, state.branch, True):
+            rules = getattr(disc, "path_rules", "")
+            if changed or deleted or self._touched or was != (state.indexed_commit, state.branch, True) \
+                    or state.path_rules != rules:
                 state.listed_at_ns = listed_at
                 state.complete = True
+                state.path_rules = rules
                 save_state(self.index_dir, state)
             if not vectors and not state.vectors_complete and not state.vectors_skipped:
                 state.vectors_skipped = True  # status says "keyword-only", not "being built"
@@ -405,7 +408,8 @@ class Indexer:
 
         if state is None:
             return discover(self.root, self.settings)
-        return discover(self.root, self.settings, known=state.files, skips=self._trusted_skips(state))
+        return discover(self.root, self.settings, known=state.files, skips=self._trusted_skips(state),
+                        path_rules=state.path_rules if state.complete else "")
 
     def _trusted_skips(self, state: IndexState) -> dict[str, SkipRecord]:
         """The recorded content verdicts discovery may reuse. One made under other rules is dropped; one

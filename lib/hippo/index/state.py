@@ -89,6 +89,9 @@ class IndexState:
     # The code-graph extraction (GRAPH_VERSION) the table's graph column was written with;
     # when it differs, the next run re-reads every file once so each file's graph is written again.
     graph_version: int = 0
+    # The path rules (discovery.PathFilter.fingerprint) every file in `files` was admitted under, set by a run
+    # that completed: while they are the rules now, a no-op run does not check 100k paths against them again.
+    path_rules: str = ""
 
     @property
     def chunk_count(self) -> int:
