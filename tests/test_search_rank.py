@@ -345,3 +345,25 @@ def test_a_files_opening_documentation_is_an_overview_not_declarations():
     assert module_overview("/**\n * Retry policy: how delays grow.\n */\nexport const LIMIT = 2;\n", 1)
     assert not module_overview(doc, 40)  # a later chunk of the file
     assert not module_overview("from typing import Dict\n\nDEFAULT_STYLES: Dict[str, str] = {\n", 1)
+
+
+def test_import_only_stops_at_the_first_other_line_and_still_counts_imports():
+    import re
+
+    def counted_first(text: str, language: str = "") -> bool:  # the formula before the early exit
+        if language in rankpolicy.DOC_LANGUAGES:
+            return False
+        lines = [ln for ln in text.split("\n") if ln.strip()]
+        if len(lines) < 2:
+            return False
+        imports = sum(1 for ln in lines if re.match(r"^\s*(import|from|export|use|extern|mod|#\s*include|package)\b", ln)
+                      or "require(" in ln)
+        return imports >= 2 and all(rankpolicy.IMPORT_LINE.match(ln) for ln in lines)
+
+    samples = ["import os\nfrom a import (\n    b,\n    c,\n)\n", "import os\n\ndef f():\n    return os.sep\n",
+               "import os\n", "# comment\nimport os\n# more\n", "const a = require('a');\nconst b = require('b');\n",
+               "use std::io;\nuse std::fs;\nfn main() {}\n", "#include <a.h>\n#include <b.h>\n", "package x\n\nimport \"fmt\"\n",
+               "export * from './a';\nexport { b } from './b';\n", "def f():\n    import os\n    import sys\n"]
+    for text in samples:
+        assert rankpolicy.is_import_only(text) == counted_first(text), text
+        assert rankpolicy.is_import_only(text, "markdown") == counted_first(text, "markdown")
