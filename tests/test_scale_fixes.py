@@ -155,3 +155,31 @@ def test_noop_run_does_not_check_known_paths_against_unchanged_rules(tmp_path, m
     checked.clear()
     index_repo(root, embedder=FakeEmbedder())
     assert len(checked) >= 3
+
+
+def test_a_build_into_an_empty_table_appends_and_later_runs_merge(tmp_path, monkeypatch):
+    """merge_insert joins each batch against the whole table (a 100k-file first index: ~170 CPU-s of LanceDB
+    writes); a build into an empty table appends. The rows are the same either way, ids unique."""
+    from hippo.index.store import Store
+
+    calls: list[str] = []
+    real_add, real_merge = Store.append_rows, Store.replace_files
+    monkeypatch.setattr(Store, "append_rows", lambda self, rows: (calls.append("append"), real_add(self, rows))[1])
+    monkeypatch.setattr(Store, "replace_files",
+                        lambda self, paths, rows: (calls.append("merge"), real_merge(self, paths, rows))[1])
+    monkeypatch.setattr(indexer_mod, "FILE_BATCH", 3)
+    root = _repo(tmp_path, 7)
+    index_repo(root, embedder=FakeEmbedder(), vectors=False)
+    assert calls == ["append"] * 3
+    store = Store(IndexDir.of(root).path, FakeEmbedder().dim)
+    ids = [r["id"] for r in store.rows(columns=["id"])]
+    assert len(ids) == len(set(ids)) == 7 * 6
+    calls.clear()
+    (root / "src" / "mod_1.py").write_text("def changed():\n    return 1\n")
+    index_repo(root, embedder=FakeEmbedder(), vectors=False)
+    assert calls == ["merge"]
+    store.refresh()
+    assert store.count() == 6 * 6 + 1
+    calls.clear()
+    index_repo(root, embedder=FakeEmbedder(), vectors=False, full=True)  # a rebuild starts from an empty table
+    assert calls == ["append"] * 3

@@ -526,6 +526,9 @@ class Indexer:
         since_save = 0
         from hippo.index import parallel
 
+        # Into a table with no row yet (a first build, a rebuild), every batch's files are new: appended, not
+        # merged (a kill leaves rows behind, so the next run finds the table non-empty and merges).
+        fresh = not deleted and not self._has_table()
         # A big run has the next batches chunked in worker processes while this one is written (index/parallel.py).
         batches = _FileBatches(self.root, changed, report)
         records = batches.records
@@ -544,7 +547,9 @@ class Indexer:
                     r["vector"] = vec if vec is not None else zero
                 report.vectors_reused += sum(1 for r in rows if r["embedded"])
                 paths = list(rows_by_path) + pending_delete
-                if paths:
+                if fresh:
+                    store.append_rows(rows)
+                elif paths:
                     store.replace_files(paths, rows)
                 for rel, rs in rows_by_path.items():
                     rec = records[rel]
