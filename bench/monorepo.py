@@ -96,9 +96,15 @@ def extract(git_dir: Path, rev: str, dest: Path, keep: int | None = None) -> int
     return written
 
 
-def projects_in(mirrors: Path) -> list[str]:
-    """The mirrors to lay out: those of `ORDER` that are present, in its order, then every other one by name."""
+def projects_in(mirrors: Path, only: list[str] | None = None) -> list[str]:
+    """The mirrors to lay out: those of `ORDER` that are present, in its order, then every other one by name;
+    `only` (owner+name each) keeps a tree the same when more mirrors arrive (a run's JSON lists its projects)."""
     present = sorted(d.name for d in mirrors.iterdir() if (d / "repo").is_dir()) if mirrors.is_dir() else []
+    if only is not None:
+        missing = sorted(set(only) - set(present))
+        if missing:
+            raise SystemExit(f"mirrors not found under {mirrors}: {', '.join(missing)}")
+        present = [n for n in present if n in only]
     return [n for n in ORDER if n in present] + [n for n in present if n not in ORDER]
 
 
@@ -111,7 +117,8 @@ def copy_rev(git_dir: Path, copy: int, step: int) -> str:
     return chain[-1]
 
 
-def build(mirrors: Path, files: int, out: Path, replay: int = 30, history: int = 24, copy_step: int = 10) -> dict:
+def build(mirrors: Path, files: int, out: Path, replay: int = 30, history: int = 24, copy_step: int = 10,
+          only: list[str] | None = None) -> dict:
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
@@ -120,7 +127,7 @@ def build(mirrors: Path, files: int, out: Path, replay: int = 30, history: int =
                 git_dir=rmirror).decode().split()[::-1]  # oldest first
     projects: list[tuple[str, str, int]] = []  # (name, rev, files taken)
     total, copy = 0, 0
-    names = projects_in(mirrors)
+    names = projects_in(mirrors, only)
     while total < files:
         added = 0
         for name in names:
@@ -153,7 +160,8 @@ def build(mirrors: Path, files: int, out: Path, replay: int = 30, history: int =
         else:
             (pending / f"{i:03d}.patch").write_bytes(patch)
             (pending / f"{i:03d}.msg").write_bytes(message)
-    return {"files": total, "projects": projects, "replayed": replayed, "pending": str(pending), "prefix": prefix}
+    return {"files": total, "projects": projects, "replayed": replayed, "pending": str(pending), "prefix": prefix,
+            "mirrors": names}
 
 
 def apply(root: Path, prefix: str, patch: bytes, message: bytes) -> None:
@@ -172,8 +180,10 @@ def main() -> None:
     ap.add_argument("--replay", type=int, default=30)
     ap.add_argument("--history", type=int, default=24)
     ap.add_argument("--copy-step", type=int, default=10, help="first-parent commits between a project's copies")
+    ap.add_argument("--projects", help="comma-separated owner+name mirrors to use (default: every one found)")
     a = ap.parse_args()
-    info = build(a.mirrors, a.files, a.out, a.replay, a.history, a.copy_step)
+    only = a.projects.split(",") if a.projects else None
+    info = build(a.mirrors, a.files, a.out, a.replay, a.history, a.copy_step, only)
     (a.out.parent / f"{a.out.name}.json").write_text(json.dumps(info, indent=1))
     print(json.dumps({k: v for k, v in info.items() if k != "projects"}))
 

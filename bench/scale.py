@@ -3,6 +3,9 @@
     python -m bench.scale --mirrors DIR --sizes 1000,10000,100000 --work /tmp/hippo-scale
     python -m bench.scale --report A/scale.json B/scale.json      # table + plot from finished runs
 
+The trees hold every mirror found under --mirrors; pass --projects (the `mirrors` list of an earlier run's
+mono-N.json) to build the same trees after more mirrors arrived.
+
 Each size is a `bench.monorepo` tree (real projects side by side, real replayed history). Every step is the
 real CLI in a fresh process, as a user or Claude Code runs it; CPU = user+sys of the process tree (children's
 rusage), the primary figure on a shared machine; wall is secondary; the load average is recorded per step.
@@ -339,6 +342,8 @@ def main() -> None:
     ap.add_argument("--vector-sample", type=float, default=180.0, help="wall seconds of vector phase per size")
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--reuse", action="store_true", help="use trees already built under --work")
+    ap.add_argument("--projects", help="comma-separated owner+name mirrors (default: every one found; a run's "
+                                       "mono-N.json lists the ones it used, to build the same trees again)")
     ap.add_argument("--report", type=Path, nargs="+", help="print the table of finished runs' JSON files and plot them")
     ap.add_argument("--plot", type=Path, default=REPO / "docs" / "bench_index_time.png")
     a = ap.parse_args()
@@ -355,7 +360,8 @@ def main() -> None:
         meta = a.work / f"mono-{n}.json"
         if not (a.reuse and meta.exists()):
             log(f"building {n}-file monorepo")
-            meta.write_text(json.dumps(monorepo.build(a.mirrors, n, root)))
+            only = a.projects.split(",") if a.projects else None
+            meta.write_text(json.dumps(monorepo.build(a.mirrors, n, root, only=only)))
         info = json.loads(meta.read_text())
         res = measure(root, info, a.vector_sample, a.runs)
         res["size"] = n

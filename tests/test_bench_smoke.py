@@ -218,3 +218,15 @@ def test_report_summary_states_wins_and_losses() -> None:
     behind = text.split("Where hippo is behind", 1)[1]
     assert "demo / intent / Hit@5" in behind and "demo / error / Hit@5" not in behind
     assert "latency" in behind and "gate" in behind
+
+
+def test_monorepo_lays_out_every_mirror_found_or_only_the_named_ones(tmp_path):
+    from bench import monorepo
+
+    for name in ["zz+late", "encode+httpx", "aa+early", "more-itertools+more-itertools"]:
+        (tmp_path / name / "repo").mkdir(parents=True)
+    (tmp_path / "fetch.sh").write_text("")
+    assert monorepo.projects_in(tmp_path) == ["more-itertools+more-itertools", "encode+httpx", "aa+early", "zz+late"]
+    assert monorepo.projects_in(tmp_path, ["zz+late", "encode+httpx"]) == ["encode+httpx", "zz+late"]
+    with pytest.raises(SystemExit, match="not found"):
+        monorepo.projects_in(tmp_path, ["psf+requests"])
