@@ -75,19 +75,19 @@ def test_keyword_phase_reads_each_batch_when_it_is_written_not_all_at_once(tmp_p
     root = _repo(tmp_path, 9)
     monkeypatch.setattr(indexer_mod, "FILE_BATCH", 2)
     events: list[str] = []
-    real_read, real_replace = Path.read_bytes, Store.replace_files
+    real_read, real_append = Path.read_bytes, Store.append_rows
 
     def read(self):
         if self.suffix == ".py":
             events.append(f"read {self.name}")
         return real_read(self)
 
-    def replace(self, paths, rows):
+    def append(self, rows):
         events.append("write")
-        return real_replace(self, paths, rows)
+        return real_append(self, rows)
 
     monkeypatch.setattr(Path, "read_bytes", read)
-    monkeypatch.setattr(Store, "replace_files", replace)
+    monkeypatch.setattr(Store, "append_rows", append)  # a first build appends (see the next test)
     report = index_repo(root, embedder=FakeEmbedder(), vectors=False)
     assert report.files_changed == 9 and report.files_read == 9
     reads = [i for i, e in enumerate(events) if e.startswith("read")]
