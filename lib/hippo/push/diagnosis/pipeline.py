@@ -380,7 +380,7 @@ class Collector:
         """The body of a jest/mocha test named by its title: its `it('title'` found by the one literal scan."""
         terms = _title_terms(t)
         found = self.literals if self.literals is not None and all(q in self.literals for q in terms) else \
-            self.searcher.store.literal_lookup(terms, TITLE_ROWS)
+            self.searcher.store.literal_lookup(terms, TITLE_ROWS, in_tests=terms)
         out: list[str] = []
         for term in terms:
             for row in found.get(term, [])[:TITLE_ROWS]:
@@ -482,7 +482,7 @@ class Collector:
         if not terms and not titles:
             return None
         try:
-            self.literals = self.searcher.store.literal_lookup(terms + titles, MESSAGE_ROWS)
+            self.literals = self.searcher.store.literal_lookup(terms + titles, MESSAGE_ROWS, in_tests=titles)
         except LOOKUP_ERRORS:
             return None
         return self.literals if terms else None
@@ -541,9 +541,14 @@ class Collector:
 
 
 def _title_terms(t: runners.FailingTest) -> list[str]:
-    """How a jest/mocha title appears in its test file: quoted as the `it(` argument."""
+    """How a jest/mocha title appears in its test file: quoted as the `it(` argument. Not a quoting the
+    source cannot hold verbatim: a title with a backslash or a control character (a data-driven title,
+    `it(input, ..)`; in a literal those are escapes), or with the quote itself. Each term nothing holds
+    costs a pass over the index's text."""
     title = t.name.strip()[:200]
-    return [f"'{title}'", f'"{title}"', f"`{title}`"]
+    if "\\" in title or any(ord(c) < 32 or ord(c) == 127 for c in title):
+        return []
+    return [f"{q}{title}{q}" for q in ("'", '"', "`") if q not in title]
 
 
 def lookup_fragments(message: str) -> list[str]:
