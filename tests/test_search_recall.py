@@ -137,8 +137,8 @@ def test_closest_name_is_difflibs_answer_from_fewer_names():
 
     rng = random.Random(5)
     letters = "abcdeXY_"
-    names = sorted({"".join(rng.choice(letters) for _ in range(rng.randint(1, 14))) for _ in range(3000)})
-    for _ in range(400):
+    names = sorted({"".join(rng.choice(letters) for _ in range(rng.randint(1, 14))) for _ in range(800)})
+    for _ in range(150):
         name = "".join(rng.choice(letters) for _ in range(rng.randint(1, 14)))
         full = difflib.get_close_matches(name, names, n=1, cutoff=0.75)
         assert closest_name(name, names) == (full[0] if full else None), name
