@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hippo.core import pathkind
 from hippo.core.gitutil import CommitDates
 from hippo.push.diagnosis.index_api import DiagnosisIndex, DiagnosisStore
 from hippo.retrieval.results import Hit, SearchResponse
@@ -51,11 +52,14 @@ class _Store:
                 yield {"id": f"{path}#{s}", "path": path, "start_line": s, "end_line": e, "language": "text",
                        "symbol": m.group(1) if m else "", "text": text}
 
-    def literal_lookup(self, terms: Sequence[str], limit: int, flt: Any = None) -> dict[str, list[dict]]:
+    def literal_lookup(self, terms: Sequence[str], limit: int, flt: Any = None,
+                       in_tests: Sequence[str] = ()) -> dict[str, list[dict]]:
         self.owner.calls.append(("literal", list(terms)))
         out: dict[str, list[dict]] = {t: [] for t in terms}
         for row in self._rows():
             for t in terms:
+                if t in in_tests and not pathkind.is_test(row["path"]):
+                    continue
                 if t in row["text"] and len(out[t]) < limit:
                     out[t].append(row)
         return out

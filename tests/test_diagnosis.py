@@ -4,6 +4,7 @@ cases and the runners' own formats); the end-to-end tests index a small real rep
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -348,6 +349,49 @@ def test_a_method_definition_beats_a_local_variable_of_the_same_name():
     assert definition_line(lines, "opts") == 17  # `opts() {`, not `let opts = execOpts` at line 3
     py = ["x = 1", "def x():", "    pass", "", "def x():", "    pass"]
     assert definition_line(py, "x", near=6) == 5  # of the same kind, the one nearest where the index saw it
+
+
+def _definition_regexes(name: str) -> list:
+    """definition_line's three forms as whole-line regexes, the way they were first written."""
+    esc, sp = re.escape(name), r"[^\S\n]"
+    words = r"(?:def|class|function|fn|func|async function|async def|interface|type|struct|enum|trait|impl)"
+    return [re.compile(rf"^{sp}*(?:export{sp}+)?(?:pub(?:\([\w ]{{0,20}}\))?{sp}+)?{words}{sp}+{esc}\b"),
+            re.compile(rf"^{sp}+(?:static{sp}+|async{sp}+|get{sp}+|set{sp}+)?{esc}{sp}*\([^)\n]{{0,300}}\){sp}*\{{"),
+            re.compile(rf"^{sp}*(?:export{sp}+)?(?:(?:const|let|var){sp}+)?(?:self\.|this\.|exports\.|module\.exports\.)?"
+                       rf"{esc}{sp}*=[^=]")]
+
+
+def test_definition_line_finds_what_the_per_name_regexes_find():
+    """The forms are compiled once and matched around each place the name occurs; the answer is the one
+    the per-name regexes give, on random lines made of the pieces that matter."""
+    import random
+
+    from hippo.push.diagnosis.evidence import definition_line
+
+    rng = random.Random(3)
+    pieces = ["def ", "class ", "function ", "async function ", "export ", "pub ", "pub(crate) ", "const ", "let ",
+              "self.", "this.", "module.exports.", " ", "  ", "\t", "foo", "foo2", "$foo", "fooBar", "(", ")",
+              "(a, b)", " {", "{", "=", "==", "= 1", ":", "static ", "get ", "é"]
+    for _ in range(20000):
+        lines = ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 7))) for _ in range(rng.randint(1, 3))]
+        name = rng.choice(["foo", "foo2", "$foo", "fooBar", "é"])
+        expected = next(([i + 1 for i, t in enumerate(lines) if rx.match(t[:500])][0]
+                         for rx in _definition_regexes(name) if any(rx.match(t[:500]) for t in lines)), None)
+        assert definition_line(lines, name) == expected, (lines, name)
+
+
+def test_scoring_text_is_unredacted_and_shown_text_redacted(tmp_path):
+    """A suspect's words are read without redaction (the slow part of a read, and a score shows nothing);
+    what can be shown is always the redacted text, also after the same file was read for scoring."""
+    key = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    (tmp_path / "conf.py").write_text(f"def token():\n    return '{key}'\n")
+    live = LiveFiles(tmp_path, _State(tmp_path, ["conf.py"]))
+    assert key in "\n".join(live.scoring_lines("conf.py"))
+    shown = "\n".join(live.lines("conf.py"))
+    assert key not in shown and "REDACTED" in shown
+    again = LiveFiles(tmp_path, _State(tmp_path, ["conf.py"]))  # a later failure, the read cache warm
+    assert key not in "\n".join(again.lines("conf.py"))
+    assert live.scoring_lines("missing.py") is None
 
 
 def test_callees_of_a_definition_own_class_first():

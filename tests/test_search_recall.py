@@ -125,3 +125,21 @@ def test_a_record_an_older_hippo_wrote_is_rebuilt_on_the_next_run(git_repo):
     index_repo(root, embedder=FakeEmbedder())
     data = cochange.load(root / ".hippo")
     assert cochange.is_current(root / ".hippo") and data["with"]["src/a.py"] == {"src/b.py": 1}
+
+
+def test_closest_name_is_difflibs_answer_from_fewer_names():
+    """The nearest-name fallback asks difflib only about names of a length that can reach the cutoff:
+    the same answer as asking about every name."""
+    import difflib
+    import random
+
+    from hippo.retrieval.namematch import closest_name
+
+    rng = random.Random(5)
+    letters = "abcdeXY_"
+    names = sorted({"".join(rng.choice(letters) for _ in range(rng.randint(1, 14))) for _ in range(800)})
+    for _ in range(150):
+        name = "".join(rng.choice(letters) for _ in range(rng.randint(1, 14)))
+        full = difflib.get_close_matches(name, names, n=1, cutoff=0.75)
+        assert closest_name(name, names) == (full[0] if full else None), name
+    assert closest_name("anything", []) is None

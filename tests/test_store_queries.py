@@ -150,6 +150,26 @@ def test_literal_lookup_from_memory_matches_the_scan(store, monkeypatch):
         assert kept == scanned
 
 
+def test_terms_wanted_in_tests_count_only_test_files_from_memory_and_by_scan(store, monkeypatch):
+    """A test's title is looked for in test files only: the in-memory lookup reads just their rows, and it
+    finds what the scan finds; the other terms of the same call still count every file."""
+    from hippo.core.pathkind import is_test
+    from hippo.index import textcolumn
+
+    term, other = "TokenExpiredError", "def "
+    assert {r["path"] for r in store.literal_lookup([term], 50)[term]} - {"tests/test_tokens.py"}  # code holds it too
+    store.keep_text()
+    for limit in (1, 50):
+        store.refresh()
+        kept = store.literal_lookup([term, other], limit, in_tests=[term])
+        assert kept[term] and all(is_test(r["path"]) for r in kept[term])
+        assert kept[other] == store.literal_lookup([other], limit)[other]
+        store.refresh()
+        monkeypatch.setattr(textcolumn, "MAX_BYTES", 0)  # too big to keep: the lookup scans
+        assert store.literal_lookup([term, other], limit, in_tests=[term]) == kept
+        monkeypatch.undo()
+
+
 def test_text_column_and_regex_cache_follow_the_table_version(tmp_path):
     root = sample_repo(tmp_path)
     index_repo(root, embedder=FakeEmbedder())

@@ -65,3 +65,15 @@ def test_many_terms_at_once_answer_as_a_row_by_row_scan_would():
                 assert col.rows_holding_each(terms, limit) == {t: scan(texts, t, limit) for t in terms}
         finally:
             textcolumn.MAX_SHARED_HITS = 4096
+
+
+def test_a_subset_holds_just_its_rows():
+    col = column(TEXTS)
+    keep = [0, 2, 4, 8]
+    sub = col.subset(keep)
+    assert sub.row_ids == [col.row_ids[k] for k in keep]
+    assert [sub.text(i) for i in range(len(keep))] == [TEXTS[k] for k in keep]
+    kept = [TEXTS[k] for k in keep]
+    for term in ("KeyError(", "abcd", "cd", "→", "(x):raise"):  # "cd" only in row 6, left out
+        assert sub.rows_holding(term, 5) == scan(kept, term, 5)
+    assert col.subset([]).rows_holding("x", 3) == []

@@ -288,6 +288,7 @@ class Store:
         self._span_cache: tuple[int, dict[str, list[tuple[int, int, int]]]] | None = None  # (version, spans)
         self._text_cache: tuple[int, TextColumn | None] | None = None  # (version, its text; None: too big)
         self._meta_cache: tuple[int, dict[int, tuple]] | None = None  # (version, row id -> AT_COLUMNS but text)
+        self._test_text_cache: tuple[TextColumn, TextColumn] | None = None  # (the text column, its test rows)
         self._keep_text = False  # keep_text(): a long-lived reader holds the text column in memory
 
     # --- tables -------------------------------------------------------------------------------
@@ -398,6 +399,7 @@ class Store:
         self._span_cache = None
         self._text_cache = None
         self._meta_cache = None
+        self._test_text_cache = None
         if self.reader_mark is not None:
             self.reader_mark.take(MARK_WAIT)  # before moving to the newest version
         for tbl in (self._chunks, self._vectors):
@@ -706,25 +708,29 @@ class Store:
 
     @_guarded
     def literal_lookup(self, terms: Sequence[str], limit: int, flt: Filter | None = None, *,
-                       case_sensitive: bool = True, columns: Sequence[str] = AT_COLUMNS) -> dict[str, list[dict]]:
+                       case_sensitive: bool = True, columns: Sequence[str] = AT_COLUMNS,
+                       in_tests: Sequence[str] = ()) -> dict[str, list[dict]]:
         """For each of `terms`, up to `limit` chunks whose text holds it verbatim, in one pass over the table.
 
         For exact strings a failure names (message fragments, `raise Name(`): one scan instead of one ranked
         search per string. The scan streams and stops once every term has `limit` chunks, so a common term
-        cannot crowd out a rare one. Terms nothing holds map to [].
+        cannot crowd out a rare one. Terms nothing holds map to []. A term also in `in_tests` (a test's
+        title) counts only chunks of test files (pathkind.is_test).
         """
         wanted = list(dict.fromkeys(t for t in terms if t))
         found: dict[str, list[dict]] = {t: [] for t in wanted}
         tbl = self.chunks()
         if not wanted or tbl is None:
             return found
-        key = (flt, tuple(wanted), limit, case_sensitive, tuple(columns))
+        tests_only = frozenset(in_tests) & set(wanted)
+        key = (flt, tuple(wanted), limit, case_sensitive, tuple(columns), tests_only)
         if key not in self._literal_cache:  # a scan of the text column: cached until refresh, like substring_scan
             if len(self._literal_cache) >= SCAN_CACHE_ENTRIES:
                 self._literal_cache.pop(next(iter(self._literal_cache)))
             texts = self._text_column(tbl) if self._keep_text and flt is None and case_sensitive else None
-            self._literal_cache[key] = self._literal_scan(tbl, wanted, found, limit, flt, case_sensitive, columns) \
-                if texts is None else self._literal_find(tbl, texts, wanted, found, limit, columns)
+            self._literal_cache[key] = \
+                self._literal_scan(tbl, wanted, found, limit, flt, case_sensitive, columns, tests_only) \
+                if texts is None else self._literal_find(tbl, texts, wanted, found, limit, columns, tests_only)
         return {t: [dict(r) for r in rows] for t, rows in self._literal_cache[key].items()}
 
     def keep_text(self) -> bool:
@@ -737,7 +743,10 @@ class Store:
         if tbl is None:
             return False
         self._rows_by_id(tbl, [], AT_COLUMNS)  # the text column and the rows' other columns, now
-        return self._text_column(tbl) is not None
+        texts = self._text_column(tbl)
+        if texts is not None:
+            self._test_text_column(tbl, texts)
+        return texts is not None
 
     def _text_column(self, tbl) -> TextColumn | None:
         """The open version's text column in memory (textcolumn.py), read once per version; None when it
@@ -807,28 +816,49 @@ class Store:
                 by_id[row.pop("_rowid")] = row
         return by_id
 
-    def _literal_find(self, tbl, texts: TextColumn, wanted, found, limit, columns) -> dict[str, list[dict]]:
-        """literal_lookup from the in-memory text column: the rows found, then just those rows read by id."""
-        positions = texts.rows_holding_each(wanted, limit)
-        need = sorted({texts.row_ids[k] for ks in positions.values() for k in ks})
-        by_id = self._read_by_id(tbl, need, list(dict.fromkeys([*columns, "text"])))
-        for t, ks in positions.items():
-            found[t] = [by_id[texts.row_ids[k]] for k in ks if texts.row_ids[k] in by_id]
+    def _literal_find(self, tbl, texts: TextColumn, wanted, found, limit, columns,
+                      tests_only: frozenset[str] = frozenset()) -> dict[str, list[dict]]:
+        """literal_lookup from the in-memory text column: the rows found, then just those rows read by id.
+        Terms wanted in test files only are looked for in those rows' bytes only (about a third)."""
+        hits: dict[str, list[int]] = {}  # term -> row ids, table order
+        for column, terms in ((texts, [t for t in wanted if t not in tests_only]),
+                              (self._test_text_column(tbl, texts) if tests_only else None, [t for t in wanted if t in tests_only])):
+            if column is not None and terms:
+                hits.update((t, [column.row_ids[k] for k in ks]) for t, ks in column.rows_holding_each(terms, limit).items())
+        by_id = self._read_by_id(tbl, sorted({r for rs in hits.values() for r in rs}), list(dict.fromkeys([*columns, "text"])))
+        for t, rids in hits.items():
+            found[t] = [by_id[r] for r in rids if r in by_id]
         return found
 
-    def _literal_scan(self, tbl, wanted, found, limit, flt, case_sensitive, columns) -> dict[str, list[dict]]:
-        cols = list(dict.fromkeys([*columns, "text"]))
+    def _test_text_column(self, tbl, texts: TextColumn) -> TextColumn | None:
+        """The text column's rows of test files (pathkind.is_test), kept with it for the version."""
+        from hippo.core.pathkind import is_test
+
+        if self._test_text_cache is None or self._test_text_cache[0] is not texts:
+            if self._rows_by_id(tbl, [], ("path",)) is None or self._meta_cache is None:
+                return None
+            at, meta = [c for c in AT_COLUMNS if c != "text"].index("path"), self._meta_cache[1]
+            test_paths = {p for p in {m[at] for m in meta.values()} if is_test(p)}
+            keep = [k for k, rid in enumerate(texts.row_ids) if (m := meta.get(rid)) is not None and m[at] in test_paths]
+            self._test_text_cache = (texts, texts.subset(keep))
+        return self._test_text_cache[1]
+
+    def _literal_scan(self, tbl, wanted, found, limit, flt, case_sensitive, columns,
+                      tests_only: frozenset[str] = frozenset()) -> dict[str, list[dict]]:
+        from hippo.core.pathkind import is_test
+
+        cols = list(dict.fromkeys([*columns, "text", *(["path"] if tests_only else [])]))
         where = _where(flt, _contains(wanted, case_sensitive=case_sensitive, require_all=False))
         q = tbl.search().where(where).select(cols).limit(self._every(tbl))
         open_terms = set(wanted)
         for batch in q.to_batches(CHECK_BATCH):
             if case_sensitive:  # test the terms on the arrow column; only the rows kept become dicts
-                _take_matches(batch, wanted, open_terms, found, limit)
+                _take_matches(batch, wanted, open_terms, found, limit, tests_only)
             else:
                 for row in batch.to_pylist():
                     text = row["text"].lower()
                     for t in list(open_terms):
-                        if t.lower() in text:
+                        if t.lower() in text and (t not in tests_only or is_test(row["path"])):
                             found[t].append(row)
                             if len(found[t]) >= limit:
                                 open_terms.discard(t)
@@ -942,16 +972,20 @@ class SymbolIndex:
 
 
 def _take_matches(batch: pa.RecordBatch, wanted: list[str], open_terms: set[str], found: dict[str, list[dict]],
-                  limit: int) -> None:
+                  limit: int, tests_only: frozenset[str] = frozenset()) -> None:
     """literal_lookup's case-sensitive step for one batch: each open term gets the batch's rows holding it,
     in row order, until it has `limit`; a row two terms share is one dict, as in a row-by-row loop."""
+    from hippo.core.pathkind import is_test
+
     text = batch.column(batch.schema.get_field_index("text"))
+    paths = batch.column(batch.schema.get_field_index("path")).to_pylist() if tests_only else []
     rows: dict[int, dict] = {}
     for t in wanted:
         if t not in open_terms:
             continue
         room = limit - len(found[t])
-        hits = pc.indices_nonzero(pc.fill_null(pc.match_substring(text, t), False)).to_pylist()[:room]
+        hits = pc.indices_nonzero(pc.fill_null(pc.match_substring(text, t), False)).to_pylist()
+        hits = [i for i in hits if is_test(paths[i])][:room] if t in tests_only else hits[:room]
         for i in hits:
             if i not in rows:
                 rows[i] = batch.slice(i, 1).to_pylist()[0]

@@ -39,6 +39,17 @@ class TextColumn:
             raise ValueError("one end offset per row")
         return cls(bytes(data[base:base + (ends[-1] if ends else 0)]), ends, list(row_ids))
 
+    def subset(self, positions: Sequence[int]) -> TextColumn:
+        """The rows at `positions` (ascending) as a column of their own, in the same order: a lookup that
+        wants only some rows (test files) reads only their bytes."""
+        parts, ends, size = [], [], 0
+        for k in positions:
+            start = self.ends[k - 1] if k else 0
+            parts.append(self.data[start:self.ends[k]])
+            size += self.ends[k] - start
+            ends.append(size)
+        return TextColumn(b"".join(parts), ends, [self.row_ids[k] for k in positions])
+
     @functools.cached_property
     def position(self) -> dict[int, int]:
         """Row id -> the row's position here."""

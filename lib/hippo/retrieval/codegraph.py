@@ -39,6 +39,17 @@ class Def:
     bases: tuple[str, ...] = ()
     idx: int = -1  # position in its file's definition list
 
+    def __hash__(self) -> int:
+        """The fields' hash, computed once: walks keep definitions in sets and dicts by the thousand."""
+        h = self.__dict__.get("_hash")
+        if h is None:
+            h = hash((self.path, self.qual, self.kind, self.start, self.end, self.bases, self.idx))
+            object.__setattr__(self, "_hash", h)
+        return h
+
+    def __getstate__(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if k != "_hash"}  # a str hash differs per process
+
     @property
     def name(self) -> str:
         return self.qual.rsplit(".", 1)[-1]
@@ -71,6 +82,20 @@ class _File:
     assigns: dict[tuple[int, str], str] = field(default_factory=dict)  # (enclosing def idx, variable) -> callee
     refs: list[Call] = field(default_factory=list)  # names used as values (`register(handler)`), not called
     raw: str = ""  # the JSON it was parsed from
+    _within: dict[int, tuple[list[Call], list[Call]]] | None = field(default=None, repr=False, compare=False)
+
+    def sites_within(self, d: Def) -> tuple[list[Call], list[Call]]:
+        """(calls, value uses) whose innermost enclosing definition is `d`. Indexed on first use: a walk
+        asks this of every definition it passes, and a long file holds thousands of sites."""
+        if self._within is None:
+            index: dict[int, tuple[list[Call], list[Call]]] = {}
+            for k, sites in enumerate((self.calls, self.refs)):
+                for c in sites:
+                    if c.within is not None:
+                        index.setdefault(c.within.idx, ([], []))[k].append(c)
+            self._within = index
+        calls, refs = self._within.get(d.idx, ((), ()))  # type: ignore[arg-type]
+        return [c for c in calls if c.within is d or c.within == d], [r for r in refs if r.within is d or r.within == d]
 
 
 def _by_tail(sites: Iterable[Call]) -> dict[str, list[Call]]:
@@ -239,8 +264,7 @@ class CodeGraph:
         f = self.files.get(d.path)
         if f is None:
             return []
-        return [(c, *self.resolve(c)) for c in f.calls
-                if c.within is not None and c.within.idx == d.idx and c.within == d]
+        return [(c, *self.resolve(c)) for c in f.sites_within(d)[0]]
 
     def references(self, d: Def) -> list[Def]:
         """What definition `d` uses as a value without calling it (a callback, a list of filters run in a
@@ -250,11 +274,10 @@ class CodeGraph:
         if f is None:
             return []
         out: list[Def] = []
-        for r in f.refs:
-            if r.within == d:
-                found, how = self.resolve(r)
-                if how == EXACT:
-                    out.extend(x for x in found if x not in out and x != d)
+        for r in f.sites_within(d)[1]:
+            found, how = self.resolve(r)
+            if how == EXACT:
+                out.extend(x for x in found if x not in out and x != d)
         return out
 
     def methods(self, cls: Def) -> list[Def]:

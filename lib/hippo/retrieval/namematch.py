@@ -110,3 +110,26 @@ class NameIndex:
             scored[name] = (rarity * share ** 0.5, share * min(1.0, len(matched) / 2))
         ranked = sorted(scored.items(), key=lambda kv: (-kv[1][0], kv[0]))[:limit]
         return [(name, score, strength) for name, (score, strength) in ranked]
+
+
+_BY_LENGTH: list = [(None, {})]  # [(the names list last banded, its names by length)], swapped whole
+
+
+def closest_name(name: str, names: list[str], cutoff: float = 0.75) -> str | None:
+    """difflib.get_close_matches(name, names, 1, cutoff)[0], or None: the same answer, asked only of the
+    names whose length lets them reach `cutoff` (a ratio is at most 2 * shorter / (both lengths)), so a
+    typo's lookup does not compare against every name a big repository defines. The bands are kept for
+    the last `names` list (the store hands out one per table version)."""
+    import difflib
+
+    banded, bands = _BY_LENGTH[0]
+    if banded is not names:
+        bands = {}
+        for n in names:
+            bands.setdefault(len(n), []).append(n)
+        _BY_LENGTH[0] = (names, bands)
+    size = len(name)
+    fits = [n for length, group in bands.items()
+            if size + length and 2 * min(size, length) / (size + length) >= cutoff for n in group]
+    close = difflib.get_close_matches(name, fits, n=1, cutoff=cutoff)
+    return close[0] if close else None

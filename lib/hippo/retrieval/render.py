@@ -55,13 +55,12 @@ def _cdata(text: str) -> str:
     return f"<![CDATA[\n{safe}\n]]>"
 
 
+_INVALID_XML = re.compile("[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
 def _strip_invalid_xml_chars(text: str) -> str:
     """XML 1.0 forbids most control characters, even in CDATA; replace them so the document stays well-formed."""
-    return "".join(
-        ch if ch in "\t\n\r" or (" " <= ch <= "\ud7ff") or ("\ue000" <= ch <= "\ufffd")
-        or ("\U00010000" <= ch <= "\U0010ffff") else "\ufffd"
-        for ch in text
-    )
+    return _INVALID_XML.sub("\ufffd", text)
 
 
 def _text(value: object) -> str:

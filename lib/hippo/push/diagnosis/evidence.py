@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 MAX_HIT_LINES = 24  # a hit is cut to this many lines around its focus line
 MAX_FILE_BYTES = 2_000_000
 READ_CACHE_FILES = 256
-_READ_CACHE: OrderedDict[tuple[str, str], tuple[tuple[int, int, int, int], list[str]]] = OrderedDict()
+_READ_CACHE: OrderedDict[tuple[str, str], list] = OrderedDict()  # LiveFiles._entry
 
 
 @dataclass
@@ -44,18 +44,38 @@ class LiveFiles:
         self.root = root
         self.state = state
         self._lines: dict[str, list[str] | None] = {}
+        self._entries: dict[str, list | None] = {}
         self._reader: RepoReader | None = None
 
     def lines(self, path: str) -> list[str] | None:
+        """The live lines, redacted exactly as the indexer redacts (a snippet read from disk must not carry
+        the secret the index never stored)."""
         if path not in self._lines:
-            self._lines[path] = self._read(path)
+            entry = self._entry(path)
+            if entry is not None and entry[2] is None:
+                from hippo.core.secrets import redact
+
+                entry[2] = redact("\n".join(entry[1]))[0].split("\n")
+            self._lines[path] = entry[2] if entry is not None else None
         return self._lines[path]
 
-    def _read(self, path: str) -> list[str] | None:
-        """The live lines, redacted exactly as the indexer redacts (a snippet read from disk must not carry
-        the secret the index never stored), through the one read gate (no symlink, FIFO or secret name).
-        A warm server reads the same few files failure after failure: lines are kept while the file's
-        lstat (inode, mode, size, mtime) stays the same."""
+    def scoring_lines(self, path: str) -> list[str] | None:
+        """The live lines NOT redacted, for scoring only (the words a suspect's body holds): redaction is
+        most of a read's cost and a score shows nothing. Never put these lines in an answer."""
+        if path in self._lines:
+            return self._lines[path]
+        entry = self._entry(path)
+        return entry[1] if entry is not None else None
+
+    def _entry(self, path: str) -> list | None:
+        """[lstat stamp, raw lines, redacted lines or None until asked for], read through the one read gate
+        (no symlink, FIFO or secret name), once per diagnosis. A warm server reads the same few files failure
+        after failure: an entry is kept while the file's lstat (inode, mode, size, mtime) stays the same."""
+        if path not in self._entries:
+            self._entries[path] = self._stamped_entry(path)
+        return self._entries[path]
+
+    def _stamped_entry(self, path: str) -> list | None:
         if path not in self.state.files:  # only what the index admitted (ignored, secret, outside: never)
             return None
         try:
@@ -67,13 +87,15 @@ class LiveFiles:
         hit = _READ_CACHE.get(key)
         if hit is not None and hit[0] == stamp:
             _READ_CACHE.move_to_end(key)
-            return hit[1]
-        lines = self._read_gated(path)
-        if lines is not None:
-            _READ_CACHE[key] = (stamp, lines)
-            if len(_READ_CACHE) > READ_CACHE_FILES:
-                _READ_CACHE.popitem(last=False)
-        return lines
+            return hit
+        raw = self._read_gated(path)
+        if raw is None:
+            return None
+        entry: list = [stamp, raw, None]
+        _READ_CACHE[key] = entry
+        if len(_READ_CACHE) > READ_CACHE_FILES:
+            _READ_CACHE.popitem(last=False)
+        return entry
 
     def _read_gated(self, path: str) -> list[str] | None:
         if self._reader is None:
@@ -84,9 +106,7 @@ class LiveFiles:
         text = reader.read_text(path, check_ignored=False)  # the index applied .gitignore already
         if text is None:
             return None
-        from hippo.core.secrets import redact
-
-        return redact(text.replace("\x00", "\ufffd"))[0].split("\n")
+        return text.replace("\x00", "\ufffd").split("\n")
 
     def changed_since_index(self, path: str) -> bool:
         rec = self.state.files.get(path)
@@ -141,23 +161,51 @@ _DEF_WORDS = r"(?:def|class|function|fn|func|async function|async def|interface|
 _VAR_WORDS = r"(?:const|let|var)"
 
 
-def _definition_patterns(name: str) -> list[re.Pattern[str]]:
-    """Ways `name` is defined, strongest first: a def/class/function header, a method header
-    (`name(...) {`), then an assignment (`name = `, `const name =`), which is as often a local variable
-    that shares the name."""
-    esc = re.escape(name)
-    return [re.compile(r"^[^\S\n]*(?:export[^\S\n]+)?(?:pub(?:\([\w ]{0,20}\))?[^\S\n]+)?" + _DEF_WORDS + r"[^\S\n]+" + esc + r"\b"),
-            re.compile(r"^[^\S\n]+(?:static[^\S\n]+|async[^\S\n]+|get[^\S\n]+|set[^\S\n]+)?" + esc + r"[^\S\n]*\([^)\n]{0,300}\)[^\S\n]*\{"),
-            re.compile(r"^[^\S\n]*(?:export[^\S\n]+)?(?:" + _VAR_WORDS + r"[^\S\n]+)?(?:self\.|this\.|exports\.|module\.exports\.)?"
-                       + esc + r"[^\S\n]*=[^=]")]
+# Ways a name is defined, strongest first: a def/class/function header, a method header (`name(...) {`),
+# then an assignment (`name = `, `const name =`), which is as often a local variable that shares the name.
+# Each is (what must fill the line before the name, what must follow it): compiled once, not per name
+# (compiling three patterns per name cost a first-seen failure more than matching them).
+_DEFINITION_FORMS = [
+    (re.compile(r"[^\S\n]*(?:export[^\S\n]+)?(?:pub(?:\([\w ]{0,20}\))?[^\S\n]+)?" + _DEF_WORDS + r"[^\S\n]+"), None),
+    (re.compile(r"[^\S\n]+(?:static[^\S\n]+|async[^\S\n]+|get[^\S\n]+|set[^\S\n]+)?"),
+     re.compile(r"[^\S\n]*\([^)\n]{0,300}\)[^\S\n]*\{")),
+    (re.compile(r"[^\S\n]*(?:export[^\S\n]+)?(?:" + _VAR_WORDS + r"[^\S\n]+)?(?:self\.|this\.|exports\.|module\.exports\.)?"),
+     re.compile(r"[^\S\n]*=[^=]")),
+]
+_WORD_CHAR = re.compile(r"\w")
+
+
+def _defines(line: str, name: str, form: int) -> bool:
+    """Whether `line` (its first 500 characters) defines `name` in the form-th way of _DEFINITION_FORMS."""
+    line = line[:500]
+    before, after = _DEFINITION_FORMS[form]
+    at = line.find(name)
+    while at >= 0 and name:
+        end = at + len(name)
+        if before.fullmatch(line, 0, at):
+            if after is not None:
+                if after.match(line, end):
+                    return True
+            elif _boundary(line, end):
+                return True
+        at = line.find(name, at + 1)
+    return False
+
+
+def _boundary(line: str, at: int) -> bool:
+    """`\\b` at offset `at` of `line`."""
+    left = at > 0 and bool(_WORD_CHAR.match(line[at - 1]))
+    right = at < len(line) and bool(_WORD_CHAR.match(line[at]))
+    return left != right
 
 
 def definition_line(lines: list[str], name: str, near: int | None = None) -> int | None:
     """1-based line of `name`'s definition in live text (`def name`, `function name`, `name(...) {`,
     `name = ...`), for files whose index entry is stale: the strongest kind of definition, and of
     those the one nearest `near` (where the index last saw it)."""
-    for pat in _definition_patterns(name):
-        found = [i + 1 for i, text in enumerate(lines) if pat.match(text[:500])]
+    holding = [(i, text) for i, text in enumerate(lines) if name in text[:500]]
+    for form in range(len(_DEFINITION_FORMS)):
+        found = [i + 1 for i, text in holding if _defines(text, name, form)]
         if found:
             return found[0] if near is None else min(found, key=lambda n: abs(n - near))
     return None

@@ -23,7 +23,8 @@ LOOKUP_ERRORS: tuple[type[Exception], ...] = (OSError, RuntimeError, ValueError)
 class DiagnosisStore(Protocol):
     """The store's one-pass lookups (hippo.index.store.Store) diagnosis uses."""
 
-    def literal_lookup(self, terms: Sequence[str], limit: int, *, flt: Any = None) -> dict[str, list[dict]]: ...
+    def literal_lookup(self, terms: Sequence[str], limit: int, *, flt: Any = None,
+                       in_tests: Sequence[str] = ()) -> dict[str, list[dict]]: ...
 
     def identifier_lookup(self, names: Sequence[str], limit: int, *, flt: Any = None) -> dict[str, list[dict]]: ...
 

@@ -15,7 +15,6 @@ only when nothing else was found. `policy.select` then keeps the few strongest, 
 """
 from __future__ import annotations
 
-import difflib
 import functools
 import re
 import time
@@ -33,6 +32,7 @@ from hippo.push.diagnosis.evidence import Evidence, LiveFiles, body_of, definiti
 from hippo.push.diagnosis.gate import hit_reason
 from hippo.push.diagnosis.index_api import LOOKUP_ERRORS, DiagnosisIndex
 from hippo.push.diagnosis.signals import Signals, extract, shared_run, template_fragments
+from hippo.retrieval.namematch import closest_name
 
 if TYPE_CHECKING:
     from hippo.retrieval.codegraph import CodeGraph
@@ -300,8 +300,7 @@ class Collector:
             if shown < policy.SUSPECT_SHOWN and s.distance >= policy.SUSPECT_MIN_SHOWN_DISTANCE and \
                     not self._covered(d, weight):
                 shown += 1
-                lines = self.live.lines(d.path) or []
-                focus = _best_line(lines, d.start, d.end, clues)
+                focus = _best_line(self.live.scoring_lines(d.path) or [], d.start, d.end, clues)
                 self.items.append(Evidence(d.path, d.start, d.end, focus, s.why(), weight,
                                            language=_language(d.path), max_lines=policy.MAX_SUSPECT_LINES,
                                            share=1 / policy.SUSPECT_SHOWN))
@@ -345,7 +344,8 @@ class Collector:
         return cochange.load_cached(self.searcher.index_dir)
 
     def _body(self, d) -> str:
-        lines = self.live.lines(d.path) or []
+        """A definition's live text for scoring it (unredacted: never shown, see LiveFiles.scoring_lines)."""
+        lines = self.live.scoring_lines(d.path) or []
         return "\n".join(lines[d.start - 1:min(d.end, d.start + 200)])
 
     def _follow_calls(self, wanted: dict[str, tuple[float, str]], defs: dict[str, list[dict]], frames) -> None:
@@ -371,14 +371,16 @@ class Collector:
                 self._add_row(row, row["start_line"], why, weight, anchor_name=callee, max_lines=DEF_LINES)
 
     def _line(self, path: str, line: int) -> str:
-        lines = self.live.lines(path) or []
+        """A failing line's text, read for the names it calls and its words (unredacted: the names go out
+        only inside a why, which is redacted when rendered)."""
+        lines = self.live.scoring_lines(path) or []
         return lines[line - 1] if 0 < line <= len(lines) else ""
 
     def _titled_test(self, t: runners.FailingTest) -> list[str]:
         """The body of a jest/mocha test named by its title: its `it('title'` found by the one literal scan."""
         terms = _title_terms(t)
         found = self.literals if self.literals is not None and all(q in self.literals for q in terms) else \
-            self.searcher.store.literal_lookup(terms, TITLE_ROWS)
+            self.searcher.store.literal_lookup(terms, TITLE_ROWS, in_tests=terms)
         out: list[str] = []
         for term in terms:
             for row in found.get(term, [])[:TITLE_ROWS]:
@@ -409,8 +411,8 @@ class Collector:
             names = self.searcher.store.symbol_names()  # cached by the store per table version
         except LOOKUP_ERRORS:
             names = []
-        close = difflib.get_close_matches(name, names, n=1, cutoff=0.75)
-        return close[0] if close and close[0] != name else None
+        close = closest_name(name, names)
+        return close if close != name else None
 
     def _add_row(self, row: dict, focus: int, why: str, weight: float, anchor_name: str = "",
                  max_lines: int = 16) -> None:
@@ -450,8 +452,9 @@ class Collector:
         """(start, end, focus) for definition `d` (the graph's, or None) shown from line `start`: its header,
         unless the definition runs past the lines shown and its line most like the failure lies below them;
         then the lines around that one (a bug inside a long function, or in a function nested in it, is
-        seldom in its first lines). A short definition ends where it ends, not where its chunk does."""
-        lines = self.live.lines(path) or []
+        seldom in its first lines). A short definition ends where it ends, not where its chunk does.
+        Only line numbers come out: the unredacted scoring text serves."""
+        lines = self.live.scoring_lines(path) or []
         if d is None or d.kind not in ("function", "method", "data") or d.end > len(lines) or d.end < start:
             return start, end, start  # a class shows its header: its methods are suspects of their own
         if d.end - start + 1 <= max_lines:
@@ -479,7 +482,7 @@ class Collector:
         if not terms and not titles:
             return None
         try:
-            self.literals = self.searcher.store.literal_lookup(terms + titles, MESSAGE_ROWS)
+            self.literals = self.searcher.store.literal_lookup(terms + titles, MESSAGE_ROWS, in_tests=titles)
         except LOOKUP_ERRORS:
             return None
         return self.literals if terms else None
@@ -538,9 +541,14 @@ class Collector:
 
 
 def _title_terms(t: runners.FailingTest) -> list[str]:
-    """How a jest/mocha title appears in its test file: quoted as the `it(` argument."""
+    """How a jest/mocha title appears in its test file: quoted as the `it(` argument. Not a quoting the
+    source cannot hold verbatim: a title with a backslash or a control character (a data-driven title,
+    `it(input, ..)`; in a literal those are escapes), or with the quote itself. Each term nothing holds
+    costs a pass over the index's text."""
     title = t.name.strip()[:200]
-    return [f"'{title}'", f'"{title}"', f"`{title}`"]
+    if "\\" in title or any(ord(c) < 32 or ord(c) == 127 for c in title):
+        return []
+    return [f"{q}{title}{q}" for q in ("'", '"', "`") if q not in title]
 
 
 def lookup_fragments(message: str) -> list[str]:

@@ -170,7 +170,7 @@ _TEST_PATTERNS: list[re.Pattern[str]] = [
     re.compile(r"^[^\S\n]*FAIL[^\S\n]+(?P<t>\S{1,300}\.[cm]?[jt]sx? > \S[^\n]{0,400}?)[^\S\n]*$", re.M),  # vitest
     re.compile(r"^not ok \d+ - (?P<t>.+)$", re.M),  # TAP / node --test
     # mocha: "  1) title:" above its error, or "  1) suite\n       inner suite\n         title:"
-    re.compile(r"^[^\S\n]+\d{1,4}\) (?:[^\n]*\n[^\S\n]+){0,8}?(?P<t>\S[^\n]{0,400}?):$", re.M),
+    re.compile(r"^[^\S\n]+\d{1,4}\) (?:[^\n]*+\n[^\S\n]++){0,8}?(?P<t>\S[^\n]{0,400}?):$", re.M),  # possessive: no split of an indent between two repeats
     re.compile(r"^\[ERROR\] (?P<t>[\w.$]+\.[\w$]+)[^\S\n]+--.*<<< (?:FAILURE|ERROR)!", re.M),  # surefire
     re.compile(r"^(?P<t>[^\s:]+(?:::[^\s:\[]+)+(?:\[[^\]\s]*\])?) FAILED", re.M),  # pytest -v
 ]
@@ -475,32 +475,26 @@ def shared_run(message: str, text: str) -> tuple[int, int]:
     msg = [w.lower() for w in _RUN_TOKEN.findall(message)][:60]
     if not msg:
         return 0, -1
-    toks: list[tuple[str, int]] = []
+    at: dict[str, list[int]] = {}  # word -> its positions in the message
+    for j, w in enumerate(msg):
+        at.setdefault(w, []).append(j)
+    best, best_start = 0, (0, 0)  # the run's length, (token index, message index) where it starts
+    line_of: list[int] = []  # the line of each token of `text`
+    prev: dict[int, tuple[int, int]] = {}  # message index -> (chars of the run ending there, its first token)
+    i = 0
     for lineno, line in enumerate(text.split("\n")):
-        toks.extend((w.lower(), lineno) for w in _RUN_TOKEN.findall(line))
-    best, best_line = 0, -1
-    prev = [0] * (len(msg) + 1)  # prev[j]: chars of the run ending at msg[j-1] and the previous token
-    for tok, lineno in toks:
-        cur = [0] * (len(msg) + 1)
-        for j, w in enumerate(msg, start=1):
-            if w == tok:
-                cur[j] = prev[j - 1] + len(w) + (1 if prev[j - 1] else 0)
-                if cur[j] > best:
-                    best, best_line = cur[j], lineno
-        prev = cur
-    if best and best_line >= 0:  # report where the run starts, not where it ends
-        best_line = _run_start_line(msg, toks, best)
-    return best, best_line
-
-
-def _run_start_line(msg: list[str], toks: list[tuple[str, int]], length: int) -> int:
-    words = [t for t, _ in toks]
-    for i in range(len(words)):
-        for j in range(len(msg)):
-            n, k = 0, 0
-            while i + k < len(words) and j + k < len(msg) and words[i + k] == msg[j + k]:
-                n += len(msg[j + k]) + (1 if k else 0)
-                k += 1
-            if n == length:
-                return toks[i][1]
-    return toks[0][1] if toks else -1
+        for w in _RUN_TOKEN.findall(line):
+            line_of.append(lineno)
+            cur: dict[int, tuple[int, int]] = {}
+            for j in at.get(w.lower(), ()):
+                run, first = prev.get(j - 1, (0, i))
+                n = run + len(msg[j]) + (1 if run else 0)
+                cur[j] = (n, first)
+                start = (first, j - (i - first))
+                if n > best or (n == best and start < best_start):
+                    best, best_start = n, start
+            prev = cur
+            i += 1
+    if not best:
+        return 0, -1
+    return best, line_of[best_start[0]]

@@ -60,11 +60,16 @@ def words(text: str) -> frozenset[str]:
     `grouping` and `groups` -> group): a test named for "implied options" speaks of `implies(option)`.
     Cached: a warm server ranks the same definitions' bodies failure after failure."""
     out: set[str] = set()
-    for w in _WORD.findall(text):
-        for part in _CAMEL.sub("_", w).lower().split("_"):
-            if len(part) >= 3 and part not in _STOP:
-                out.add(_stem(part))
+    for w in set(_WORD.findall(text)):
+        out.update(_identifier_words(w))
     return frozenset(out)
+
+
+@functools.lru_cache(maxsize=65536)
+def _identifier_words(identifier: str) -> tuple[str, ...]:
+    """words() of one identifier: a body repeats its names, and bodies share most of theirs."""
+    return tuple(_stem(part) for part in _CAMEL.sub("_", identifier).lower().split("_")
+                 if len(part) >= 3 and part not in _STOP)
 
 
 _ENDINGS = ("ations", "ation", "ings", "ing", "es", "ed", "s")  # implies, implied -> impli
