@@ -71,8 +71,11 @@ def gold_defs(graph, gold: dict) -> list:
         f = graph.files.get(g["file"])
         if f is None:
             continue
-        d = next((d for d in f.defs if d.start == g["start"] and d.qual.endswith(g["name"].split(".")[-1])), None)
-        d = d or graph.def_at(g["file"], g["start"])
+        # the gold's lines start at its first decorator, the graph's definition at its `def`
+        d = next((d for d in f.defs if g["start"] <= d.start <= g["end"] and d.qual == g["name"]), None)
+        d = d or next((d for d in f.defs if g["start"] <= d.start <= g["end"] and d.name == g["name"].split(".")[-1]),
+                      None)
+        d = d or graph.def_at(g["file"], g["end"])
         if d is not None and d not in out:
             out.append(d)
     return out
