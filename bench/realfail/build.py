@@ -109,6 +109,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--per-repo", type=int, default=16, help="stop a corpus after this many cases")
     ap.add_argument("--max-tries", type=int, default=60, help="candidate commits tried per corpus")
     ap.add_argument("--out", type=Path, default=None, help="default: cases/fixes-<name>.jsonl per corpus")
+    ap.add_argument("--max-per-src", type=int, default=0,
+                    help="skip a commit whose changed source files all already have this many cases (a big "
+                         "repository's newest fixes often cluster in one module)")
     ap.add_argument("--extend", action="store_true",
                     help="keep the cases already in the output file and try only commits not among them")
     args = ap.parse_args(argv)
@@ -122,9 +125,14 @@ def main(argv: list[str] | None = None) -> int:
         known = {k["fix_commit"] for k in kept}
         cands = candidates(c)
         print(f"[build] {c.repo}: {len(cands)} candidate fix commits, {len(kept)} cases kept", flush=True)
-        for cand in cands[: args.max_tries]:
-            if cand["fix"] in known or len(kept) >= args.per_repo:
+        tries = 0
+        for cand in cands:
+            if cand["fix"] in known or len(kept) >= args.per_repo or tries >= args.max_tries:
                 continue
+            if args.max_per_src and all(sum(s in k["gold"]["files"] for k in kept) >= args.max_per_src
+                                        for s in cand["src"]):
+                continue
+            tries += 1
             try:
                 case = try_case(c, cand, log=lambda m: print(m, flush=True))
             except Exception as exc:  # a commit whose tests cannot even be set up is not a case

@@ -12,7 +12,8 @@ from pathlib import Path
 
 from bench.realfail.workspace import cache_dir
 
-PY_TOOLS = ["pytest==9.2.0", "freezegun==1.5.5", "pytest-benchmark==5.3.1", "hypothesis==6.170.17", "wcwidth==0.2.13"]
+PY_TOOLS = ["pytest==9.2.0", "freezegun==1.5.5", "pytest-benchmark==5.3.1", "hypothesis==6.170.17", "wcwidth==0.2.13",
+            "mpmath==1.3.0"]  # mpmath: sympy's one dependency (sympy pinned it below 1.4 in 2024-25)
 # One node_modules serves every JS corpus: the runners (jest, mocha, vitest; node:test is built in) and the
 # corpora's own runtime dependencies, each pinned. A commit needing another major version fails both before
 # and after its fix and is dropped by the builder.
@@ -21,7 +22,7 @@ NODE_TOOLS = ["jest@29.7.0", "ts-jest@29.2.5", "typescript@5.6.3", "@types/jest@
               "fast-uri@3.0.6", "json-schema-ref-resolver@2.0.1", "rfdc@1.4.1", "@fastify/merge-json-schemas@0.2.1",
               "fast-deep-equal@3.1.3", "fast-querystring@1.1.2", "safe-regex2@5.0.0", "proxyquire@2.1.3",
               "@borderless/ts-scripts@0.15.0"]
-ENV_STAMP = "4"  # bump when a tool list changes: the cached environment is rebuilt
+ENV_STAMP = "5"  # bump when a tool list changes: the cached environment is rebuilt
 
 # The command each runner takes, with {tests} standing for the test files of one case.
 RUNNERS = {
@@ -145,6 +146,15 @@ CORPORA = [
            RUNNERS["node:test"], since="2024-12-14", runner="node:test", runnable=r"^test/[\w.-]+\.test\.js$"),
     Corpus("fastify/fast-json-stringify", "javascript", ("index.js", "lib/*.js"), ("test/*", "test/**"),
            RUNNERS["node:test"], since="2024-09-26", runner="node:test", runnable=r"^test/[\w.-]+\.test\.js$"),
+    # big Python repositories (issue 23: the external checks run on SWE-bench-sized projects)
+    # sympy: ~900 source files; `-m 'not slow and not tooslow'` is its pytest default from 2023-01-16 on
+    # (before it, one test file could run for many minutes)
+    Corpus("sympy/sympy", "python", ("sympy/*.py",), ("sympy/*/tests/*", "sympy/testing/tests/*"),
+           RUNNERS["pytest"], since="2023-01-17"),
+    # networkx: ~400 source files, tests pure Python unless they importorskip numpy/scipy (not installed);
+    # it dropped Python 3.11 on 2026-01-23
+    Corpus("networkx/networkx", "python", ("networkx/*.py",), ("networkx/*/tests/*", "networkx/tests/*"),
+           RUNNERS["pytest"], since="2022-06-01", until="2026-01-22"),
 ]
 
 
