@@ -632,3 +632,30 @@ def test_a_long_suspect_leaves_room_for_the_next_one(tmp_path):
     assert [ev.path for ev, *_ in chosen] == ["a.py", "b.py"]
     lo, hi, text = chosen[0][1], chosen[0][2], chosen[0][3]
     assert len(text) <= 825 * share and lo <= 12 <= hi  # around its line, within its share
+
+
+def test_a_docstring_quoting_an_interpreter_message_ranks_below_the_frames(tmp_path):
+    """`'<' not supported between instances of` comes from the interpreter: a docstring's doctest output that
+    quotes it is no raise site, and the traceback's frame into the code that ran comes first (sympy's
+    `isqrt` doctest once took the top slot from the fix)."""
+    root, embedder = _indexed_repo(tmp_path / "repo", {
+        "calc/__init__.py": "",
+        "calc/roots.py":
+            'def isqrt(n):\n    """Integer square root.\n\n    >>> isqrt(None)\n    Traceback (most recent call last):\n'
+            "    ...\n    TypeError: '<' not supported between instances of 'NoneType' and 'int'\n    \"\"\"\n"
+            "    return int(n ** 0.5)\n",
+        "calc/bounds.py":
+            "def bound_degree(poly, limit=None):\n    degree = len(poly) - 1\n    if degree < limit:\n"
+            "        return degree\n    return limit\n",
+        "tests/test_bounds.py":
+            "from calc.bounds import bound_degree\n\n\ndef test_no_limit():\n    assert bound_degree([1, 2, 3]) == 2\n",
+    })
+    error = ("Exit code 1\n    def test_no_limit():\n>       assert bound_degree([1, 2, 3]) == 2\n\n"
+             "tests/test_bounds.py:5: \n_ _ _\n\n    def bound_degree(poly, limit=None):\n"
+             "        degree = len(poly) - 1\n>       if degree < limit:\n"
+             "E       TypeError: '<' not supported between instances of 'int' and 'NoneType'\n\n"
+             "calc/bounds.py:3: TypeError\n"
+             "FAILED tests/test_bounds.py::test_no_limit - TypeError: '<' not supported between instances of 'int' and 'NoneType'\n")
+    hits = _diagnose(root, embedder, error)["hits"]
+    assert hits and hits[0]["path"] == "calc/bounds.py"
+    assert not any(h["why"] == "raise site of the message" for h in hits)

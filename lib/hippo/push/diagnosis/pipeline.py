@@ -491,26 +491,32 @@ class Collector:
         errors, classes, _ = self._message_terms()
         if found is None:
             return
-        best: dict[str, tuple[float, dict, int]] = {}
+        best: dict[str, tuple[float, dict, int, bool]] = {}  # row id -> (score, row, line, raising)
         for err in errors:
             for frag in lookup_fragments(err.message):
                 for row in found.get(frag, []):
                     score, raising, line = _run_score(row, err.message)
                     if score and (row["id"] not in best or best[row["id"]][0] < score):
-                        best[row["id"]] = (score + (20 if raising else 0), row, line)
+                        best[row["id"]] = (score + (20 if raising else 0), row, line, raising)
         sites = sorted(best.values(), key=lambda t: t[0], reverse=True)[:3]
         # the traceback runs through one of them: the same message raised elsewhere (`first()` beside
         # `last()`) is another place that did not run
         ran = [t for t in sites if any(p == t[1]["path"] and t[1]["start_line"] <= n <= t[1]["end_line"]
                                        for p, n, _ in self.frames)]
-        for score, row, line in ran or sites:
+        # the traceback shows where the code under test ran: a chunk that only quotes the message (a doctest's
+        # output, a comment, an interpreter message such as `'NoneType' object is not iterable` that no
+        # repository code raises) says less than those frames
+        code_frames = not ran and any(not pathkind.is_test(p) for p, _n, _f in self.frames)
+        for score, row, line, raising in ran or sites:
             # a message composed inside its own exception class says what, not where: the places
             # raising that class come first then
             composed = any(re.search(r"\bclass\s+" + re.escape(c) + r"\b", row["text"]) for c in classes)
             if composed:
                 self._add_row(row, line, "the exception class that composes the message", policy.W_MESSAGE - 15)
-            else:
+            elif raising or not code_frames:
                 self._add_row(row, line, "raise site of the message", policy.W_MESSAGE + min(score, 60) / 10)
+            else:
+                self._add_row(row, line, "quotes the message", policy.W_FRAME - 5)
         for c in classes:
             throwers = [r for r in found.get(f"{c}(", [])
                         if re.search(r"\b(?:raise|throw|new)\s+(?:\w+\.)*" + re.escape(c) + r"\(", r["text"])]

@@ -270,6 +270,8 @@ def extract(error: str, cwd: str = "", root: str = "") -> Signals:
                 continue
             seen_loc.add((path, line))
             msg = _clean_message(gd.get("msg") or "")
+            if kind == "diagnostic" and _PY_WARNING.match(msg):
+                continue  # `conftest.py:51: UserWarning: ...`: Python's warnings module printing, not the failure
             found.append((m.start(), Location(path, line, kind, func, msg, lib)))
     for header in _ESLINT_HEADER.finditer(text):
         path, lib = normalize_path(header.group("path"), cwd, root)
@@ -463,6 +465,7 @@ def template_fragments(message: str) -> list[str]:
 
 
 _RUN_TOKEN = re.compile(r"[A-Za-z]+|\d+")
+_PY_WARNING = re.compile(r"[A-Z]\w*Warning:")  # the category of a `path:line: Category: message` warning line
 
 
 def shared_run(message: str, text: str) -> tuple[int, int]:
