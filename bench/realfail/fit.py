@@ -60,14 +60,7 @@ def record(args) -> int:
     embedder = load_embedder(use_fake()) if args.fast else load_embedder()
     out = args.out.open("w")
     try:
-        for case, work, searcher in run.prepared(cases, embedder, args.fast):
-            box.clear()
-            starts.clear()
-            try:
-                rec = run.evaluate_case(case, work, searcher)
-            except Exception as exc:  # noqa: BLE001 - one broken case must not stop the record
-                print(f"  ! {case['id']}: {type(exc).__name__}: {exc}", flush=True)
-                continue
+        for case, work, rec in run.evaluated(cases, embedder, args.fast, lambda: (box.clear(), starts.clear())):
             gold = case.get("gold") or {}
             cands = []
             ranked, clues, test_words = box[-1] if box else ([], frozenset(), frozenset())

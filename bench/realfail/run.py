@@ -259,6 +259,22 @@ def prepared(cases: list[dict], embedder, fast: bool):
         index_repo(work, embedder=embedder)  # leave the cached index matching the clean commit
 
 
+def evaluated(cases: list[dict], embedder, fast: bool, before_each=None):
+    """Yield (case, work tree, the case's record) for every case that runs (prepared, then evaluate_case):
+    what the recording tools (fit.py, walkdiag.py) capture around. `before_each()` runs before each
+    evaluation; a case whose evaluation raises is reported and skipped, so one broken case cannot stop
+    a record."""
+    for case, work, searcher in prepared(cases, embedder, fast):
+        if before_each is not None:
+            before_each()
+        try:
+            rec = evaluate_case(case, work, searcher)
+        except Exception as exc:  # noqa: BLE001 - one broken case must not stop the record
+            print(f"  ! {case['id']}: {type(exc).__name__}: {exc}", flush=True)
+            continue
+        yield case, work, rec
+
+
 def _exclusive_cache():
     """Two runs would reset and patch the same work trees under each other: one at a time per cache."""
     import fcntl

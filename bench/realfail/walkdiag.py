@@ -128,13 +128,7 @@ def record(args) -> int:
     embedder = load_embedder(use_fake()) if args.fast else load_embedder()
     out = args.out.open("w")
     try:
-        for case, work, searcher in run.prepared(cases, embedder, args.fast):
-            box.clear()
-            try:
-                rec = run.evaluate_case(case, work, searcher)
-            except Exception as exc:  # noqa: BLE001 - one broken case must not stop the record
-                print(f"  ! {case['id']}: {type(exc).__name__}: {exc}", flush=True)
-                continue
+        for case, _work, rec in run.evaluated(cases, embedder, args.fast, box.clear):
             row = {"id": case["id"], "repo": case["repo"], "test_files": case["test_files"],
                    "gold_functions": [f"{g['file']}:{g['name']}" for g in case["gold"]["functions"]],
                    "shown_by_frames": rec["shown_by_frames"], "hippo_file": rec["hippo"]["file"],
