@@ -110,7 +110,7 @@ def test_ctrl_c_exits_130_and_sigterm_143(tmp_path: Path) -> None:
     """A real signal to the real CLI process, sent by the process itself at a known point (no timing)."""
     root = sample_repo(tmp_path)
     for sig, code in (("SIGINT", 130), ("SIGTERM", 143)):
-        res = index_until_signal(root, sig, at="replace_files")
+        res = index_until_signal(root, sig, at="append_rows")  # a first build appends
         assert res.returncode == code, (sig, res.returncode, res.stderr)
         assert "Traceback" not in res.stderr
         assert "Run `hippo index` to resume" in res.stderr
