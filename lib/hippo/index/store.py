@@ -40,6 +40,7 @@ import pyarrow as pa  # noqa: E402
 import pyarrow.compute as pc  # noqa: E402
 
 from hippo.core.indexdir import IndexDir
+from hippo.core.pathkind import is_test
 from hippo.index import textcolumn
 from hippo.index.textcolumn import TextColumn
 
@@ -832,8 +833,6 @@ class Store:
 
     def _test_text_column(self, tbl, texts: TextColumn) -> TextColumn | None:
         """The text column's rows of test files (pathkind.is_test), kept with it for the version."""
-        from hippo.core.pathkind import is_test
-
         if self._test_text_cache is None or self._test_text_cache[0] is not texts:
             if self._rows_by_id(tbl, [], ("path",)) is None or self._meta_cache is None:
                 return None
@@ -845,8 +844,6 @@ class Store:
 
     def _literal_scan(self, tbl, wanted, found, limit, flt, case_sensitive, columns,
                       tests_only: frozenset[str] = frozenset()) -> dict[str, list[dict]]:
-        from hippo.core.pathkind import is_test
-
         cols = list(dict.fromkeys([*columns, "text", *(["path"] if tests_only else [])]))
         where = _where(flt, _contains(wanted, case_sensitive=case_sensitive, require_all=False))
         q = tbl.search().where(where).select(cols).limit(self._every(tbl))
@@ -975,8 +972,6 @@ def _take_matches(batch: pa.RecordBatch, wanted: list[str], open_terms: set[str]
                   limit: int, tests_only: frozenset[str] = frozenset()) -> None:
     """literal_lookup's case-sensitive step for one batch: each open term gets the batch's rows holding it,
     in row order, until it has `limit`; a row two terms share is one dict, as in a row-by-row loop."""
-    from hippo.core.pathkind import is_test
-
     text = batch.column(batch.schema.get_field_index("text"))
     paths = batch.column(batch.schema.get_field_index("path")).to_pylist() if tests_only else []
     rows: dict[int, dict] = {}
