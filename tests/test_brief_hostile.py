@@ -263,6 +263,7 @@ def hanging_layout(monkeypatch):
     release.set()
 
 
+@pytest.mark.slow  # waits out a timeout or a deadline: wall time, not CPU
 def test_the_hook_answers_with_the_finished_sections_when_one_hangs(git_repo, monkeypatch, hanging_layout):
     from hippo.surfaces.hooks import session_start
 
@@ -285,6 +286,7 @@ def _hook(root: Path, home: Path, extra_env: dict | None = None) -> subprocess.C
                           capture_output=True, timeout=30, env=env, cwd=str(root))
 
 
+@pytest.mark.slow  # waits out a timeout or a deadline: wall time, not CPU
 @pytest.mark.timeout(60)
 def test_the_hook_process_exits_while_a_brief_thread_is_stuck(git_repo, tmp_path):
     """A thread that never returns (here: layout.render waits forever) neither holds the reply nor the process."""
@@ -385,6 +387,7 @@ def test_the_brief_budget_counts_cpu_time_not_time_spent_waiting():
     assert Repo(Path("."), cpu_seconds=30, deadline=time.monotonic() - 1).expired()  # the wall cap still holds
 
 
+@pytest.mark.slow  # waits out a timeout or a deadline: wall time, not CPU
 def test_a_starved_brief_is_waited_for_beyond_its_cpu_budget(git_repo, monkeypatch):
     """A brief thread that gets no CPU for longer than HIPPO_BRIEF_SECONDS (here: layout waits 1.3 s, as on a
     laptop at load 7) is still shown whole; a wall-clock deadline of 1 s cut it off."""

@@ -209,6 +209,7 @@ def test_a_repositorys_config_runs_no_command_through_git(git_repo, tmp_path):
     assert {p.name for p in tmp_path.iterdir() if p.name.startswith("ran")} >= {"ran-fsmonitor", "ran-external"}
 
 
+@pytest.mark.slow  # waits out a timeout or a deadline: wall time, not CPU
 def test_a_git_that_hangs_times_out_with_a_clear_error(git_repo, tmp_path, monkeypatch):
     root = git_repo({"a.py": "a\n"})
     fake = tmp_path / "bin"

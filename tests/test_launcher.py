@@ -102,6 +102,7 @@ def _wait(pred, timeout=20.0):
     return False
 
 
+@pytest.mark.slow  # waits out a timeout or a deadline: wall time, not CPU
 def test_bootstrap_in_background_then_ready(data, tmp_path):
     base = _fake_base_python(tmp_path, pip_rc=0, pip_sleep=1.5)
     extra = {"HIPPO_BOOTSTRAP_PYTHON": str(base)}
