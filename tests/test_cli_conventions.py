@@ -14,7 +14,7 @@ from cli_helpers import hippo, index_until_signal
 from helpers_index import sample_repo
 from hippo.surfaces import cli
 
-REPO_COMMANDS = ["index", "search", "status", "init", "mcp", "serve", "publish"]
+REPO_COMMANDS = ["index", "search", "status", "init", "mcp", "serve", "publish", "brief"]
 
 
 @pytest.fixture

@@ -58,6 +58,7 @@ TEAM = "team.json"  # which team base this index came from
 TABLESUMS = "tablesums.json"  # the writer's checksums of the table files
 COCHANGE = "cochange.json"  # which source files changed together with each test file (index/cochange.py)
 TRACKED_FILES = "tracked-files"  # the brief's `git ls-files` listing, keyed on git's index file and HEAD
+BRIEF_CACHE = "brief.json"  # the last finished brief and what it was composed from (hippo.push.brief.cache)
 WATCH = "watch"  # the warm server's sentinel files: all earlier file events were read (surfaces/service/watch.py)
 NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)  # Windows has none (and no symlinks an unprivileged user makes)
 
@@ -191,6 +192,7 @@ class IndexDir(Generic[P]):
     cochange = property(lambda self: self._at(COCHANGE))
     watch = property(lambda self: self._at(WATCH))
     tracked_files = property(lambda self: self._at(TRACKED_FILES))
+    brief_cache = property(lambda self: self._at(BRIEF_CACHE))
 
     def has_index(self) -> bool:
         """A finished keyword phase has written state.json at least once."""

@@ -427,6 +427,21 @@ def status(fmt: str, as_json: bool, repo: str | None, repo_alias: str | None) ->
             click.echo(f"{label:>16}: {_shown(info[key])}")
 
 
+@cli.command(context_settings=CONTEXT)
+@click.option("--quiet", "-q", is_flag=True, help="Print nothing: only keep the brief for the next session start.")
+@repo_option()
+def brief(quiet: bool, repo: str | None, repo_alias: str | None) -> None:
+    """The project brief SessionStart gives Claude: commands, layout, conventions (composed with no time limit)."""
+    from hippo.core.runtime import hook_context
+    from hippo.surfaces.hooks.session_start import brief_text
+
+    root = _root(_repo(repo, repo_alias))
+    settings, idx = hook_context(root)
+    text = brief_text(root, settings.spec_globs, idx.path)
+    if not quiet:
+        click.echo(text or "No brief: the repository has no commands, layout or conventions hippo can read.")
+
+
 # --- plugin bundle: `hippo mcp`, `hippo init` (see docs/plugin.md) ---------------------------
 
 @cli.command(context_settings=CONTEXT)

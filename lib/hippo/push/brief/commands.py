@@ -489,7 +489,7 @@ def from_pyproject(repo: Repo, tox_envs: bool = True) -> list[Command]:
 def test_dir(repo: Repo) -> str:
     """The top-level test folder the repo has (`test/` in some, `tests/` in most), for a one-test template."""
     return next((repo.top()[d] for d in ("tests", "test", "testing")
-                 if d in repo.top() and (repo.root / repo.top()[d]).is_dir()), "tests")
+                 if d in repo.top() and repo.is_dir(repo.top()[d])), "tests")
 
 
 def package_dir(repo: Repo, project: dict) -> str:
@@ -835,7 +835,7 @@ def from_scripts(repo: Repo) -> list[Command]:
         if name.startswith((".", "_")) or not re.search(r"\.(sh|bash|py|js|mjs|ts|ps1)$|^[\w-]+$", name):
             continue
         rel = f"{folder}/{name}"
-        if not (repo.root / rel).is_file():
+        if not repo.is_file(rel):
             continue
         by_name = kind_of_name(name.rsplit(".", 1)[0]) or "other"
         kind, what = script_kind(repo.head(rel, 4000), by_name)

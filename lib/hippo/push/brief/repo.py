@@ -17,6 +17,7 @@ import configparser
 import json
 import os
 import time
+import zlib
 from pathlib import Path
 
 from hippo.core import gitutil
@@ -58,6 +59,7 @@ class Repo:
         self._texts: dict[tuple[str, int, bool], str | None] = {}
         self.memo: dict = {}  # extractors share parsed results (a README's sections) through this
         self.cache_dir = cache_dir
+        self.inputs: dict[str, list[int] | None] = {}  # every path looked at, with its stat then (brief.cache)
 
     # --- time ----------------------------------------------------------------------------------
     def expired(self) -> bool:
@@ -76,9 +78,25 @@ class Repo:
             self.notes.append(message)
 
     # --- names -------------------------------------------------------------------------------
+    def saw(self, rel: str, entries: bool = False) -> None:
+        """Record `rel` as an input of this brief, with its stat now (a kept brief is valid while none moved);
+        `entries`: a folder whose names were listed, marked by those names (its mtime moves with any temp file)."""
+        key = f"{rel}/" if entries else rel
+        if key not in self.inputs:
+            self.inputs[key] = stat_mark(self.root, key)
+
+    def is_dir(self, rel: str) -> bool:
+        self.saw(rel)
+        return (self.root / rel).is_dir()
+
+    def is_file(self, rel: str) -> bool:
+        self.saw(rel)
+        return (self.root / rel).is_file()
+
     def top(self) -> dict[str, str]:
         """Lower-cased name → real name of the entries at the repo root."""
         if self._top is None:
+            self.saw(".", entries=True)
             try:
                 self._top = {e.name.lower(): e.name for e in os.scandir(self.root)}
             except OSError:
@@ -98,7 +116,7 @@ class Repo:
         the index dir, keyed on git's index file (inode, size, mtime: git replaces the file on every write)
         and HEAD, so a session start in an unchanged checkout does not run `git ls-files` again."""
         if self._tracked is None:
-            key = self._listing_key()
+            key = self.listing_key()
             listed = self._cached_listing(key)
             if listed is None:
                 listed = gitutil.output(self.root, "ls-files", "-z", timeout=self.seconds_left(5.0))
@@ -115,7 +133,7 @@ class Repo:
         """`tracked()` came from git's listing (not the shallow walk outside git)."""
         return self._from_git
 
-    def _listing_key(self) -> bytes | None:
+    def listing_key(self) -> bytes | None:
         """What the tracked-file list depends on; None when it cannot be told cheaply (a linked worktree's
         .git file, no index yet)."""
         git_dir = os.path.join(self.root, ".git")
@@ -165,6 +183,7 @@ class Repo:
         return out
 
     def listdir(self, rel: str) -> list[str]:
+        self.saw(rel, entries=True)
         try:
             return sorted(e.name for e in os.scandir(self.root / rel))
         except OSError:
@@ -177,6 +196,7 @@ class Repo:
         `redacted=False` is for large docs whose chosen excerpts the caller redacts itself (redacting a
         150 KB README whole costs tens of milliseconds on the session's first prompt)."""
         key = (rel, limit, redacted)
+        self.saw(rel)
         if key not in self._texts:
             self._texts[key] = self._read(rel, limit, redacted)
         return self._texts[key]
@@ -252,11 +272,28 @@ class Repo:
 
     def head(self, rel: str, size: int = 2048) -> str:
         """The first `size` bytes of a file inside the repo (for a docstring or comment), redacted."""
+        self.saw(rel)
         self.vet([rel])
         if not self._allowed[rel]:
             return ""
         raw = self.reader.read_bytes(rel, size, checked=True, truncate=True)
         return "" if raw is None else redact(raw.decode("utf-8", "replace"))
+
+
+def stat_mark(root: Path, key: str) -> list[int] | None:
+    """What changes when a file is edited, replaced or removed: mtime, size, inode; for a folder key (`rel/`),
+    a checksum of its entries' names. None: absent."""
+    if key.endswith("/"):
+        try:
+            names = sorted(e.name for e in os.scandir(root / key[:-1]))
+        except (OSError, ValueError):
+            return None
+        return [0, len(names), zlib.crc32("\0".join(names).encode("utf-8", "surrogateescape"))]
+    try:
+        st = os.lstat(root / key)
+    except (OSError, ValueError):
+        return None
+    return [st.st_mtime_ns, st.st_size, st.st_ino]
 
 
 def toml_key_cost(text: str) -> int:

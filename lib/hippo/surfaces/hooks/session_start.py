@@ -8,7 +8,10 @@ conversation no longer holds the code injected earlier); `resume` pushes only th
 starts a background incremental `hippo index` and the warm query server, both detached, so the hook
 itself stays fast.
 
-Everything is read live from disk (stdlib only): no lancedb import, and never stale. Repository text
+Everything is read live from disk (stdlib only): no lancedb import. The one exception is a big repository's
+brief: composing it costs about a CPU-second at 100k files, so the last finished one is kept in the index dir
+and shown again while its files are unchanged; across a commit its layout counts may be one commit behind
+while a background `hippo brief` composes the new one (hippo.push.brief.cache). Repository text
 is data: the brief goes out inside <project_brief> as CDATA, and commit subjects and file names are
 redacted and escaped inside <recent_changes>, like search results.
 
@@ -74,8 +77,7 @@ def handle(payload: dict[str, Any]) -> dict | None:
     rules = ""
     if source != "resume":
         rules = _rules(root)
-        budget = HARD_CAP - len(rules) - CHANGES_BUDGET - 600  # 600: the status line, framing and joins
-        worker = BriefWorker(root, settings.spec_globs, min(BRIEF_BUDGET, budget),
+        worker = BriefWorker(root, settings.spec_globs, brief_budget(rules),
                              started_at + brief_seconds + BRIEF_WALL_SLACK, brief_seconds, cache_dir=idx)
     has_index = index.has_index()
     system_message = None
@@ -99,12 +101,26 @@ def handle(payload: dict[str, Any]) -> dict | None:
     else:
         parts.insert(0, rules)
         brief = worker.result(idx)
+        if worker.wants_refresh() and os.environ.get("HIPPO_NO_BACKGROUND_INDEX") != "1":
+            spawn_detached(["brief", "--quiet", "--repo", str(root)], idx, root)
         if brief:
             parts.append(_frame_brief(brief))
         if changes:
             parts.append(changes)
     context = "\n\n".join(p for p in parts if p)
     return reply(EVENT, context, system_message)
+
+
+def brief_budget(rules: str) -> int:
+    """The brief's characters: what the cap leaves after the rules, the changes, the status line and framing."""
+    return min(BRIEF_BUDGET, HARD_CAP - len(rules) - CHANGES_BUDGET - 600)
+
+
+def brief_text(root: Path, spec_globs, cache_dir: Path | None) -> str:
+    """The brief as the hook shows it, composed with no deadline (`hippo brief`); kept for the next session."""
+    from hippo.push.brief import compose
+
+    return compose(root, spec_globs, brief_budget(_rules(root)), cache_dir=cache_dir)
 
 
 def _brief_seconds() -> float:
@@ -128,6 +144,7 @@ class BriefWorker:
         self.notes: list[str] = []
         self.text: str | None = None
         self.error: BaseException | None = None
+        self.outcome: dict = {}  # filled by compose: kept, stale_listing, complete
         self._thread = threading.Thread(target=self._run, args=(root, spec_globs, budget),
                                         name="hippo-brief", daemon=True)
         self._thread.start()
@@ -138,9 +155,17 @@ class BriefWorker:
         try:
             cpu = None if self.cpu_seconds is None else max(0.05, self.cpu_seconds - BRIEF_STEP_MARGIN)
             self.text = compose(root, spec_globs, budget, deadline=self.wait_until - BRIEF_STEP_MARGIN,
-                                cpu_seconds=cpu, parts=self.parts, notes=self.notes, cache_dir=self.cache_dir)
+                                cpu_seconds=cpu, parts=self.parts, notes=self.notes, cache_dir=self.cache_dir,
+                                outcome=self.outcome)
         except Exception as exc:  # noqa: BLE001 - a brief that fails costs the brief, never the hook
             self.error = exc
+
+    def wants_refresh(self) -> bool:
+        """The brief shown was cut by the deadline or kept from before a listing change: a background
+        `hippo brief` composes the whole one for the next session. Asked after `result`."""
+        if self.outcome.get("stale_listing"):
+            return True
+        return bool(self.outcome.get("cacheable")) and (self.text is None or self.outcome.get("complete") is False)
 
     def result(self, idx: Path) -> str:
         waited = max(0.0, self.wait_until - time.monotonic())
@@ -149,6 +174,8 @@ class BriefWorker:
             log(idx, f"brief: {note}")
         if self.error is not None:
             log(idx, "brief: failed; answered without it", self.error)
+        if self.outcome.get("stale_listing"):
+            log(idx, "brief: kept from before the last commit or checkout; composing a fresh one in the background")
         if self.text is not None:
             return self.text
         done = list(self.parts)  # a snapshot: the thread may still append
