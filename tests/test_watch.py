@@ -243,3 +243,46 @@ def test_the_working_tree_diff_never_rewrites_the_users_index(git_repo):
     assert [h.path for h in changes.working_tree(root)] == ["pkg1/mod1.py"]
     after = index.stat()
     assert (after.st_ino, after.st_mtime_ns, after.st_size) == (before.st_ino, before.st_mtime_ns, before.st_size)
+
+
+def test_the_uncommitted_files_from_the_watch_are_what_git_status_lists(watched):
+    """SessionStart in a big tree asks the warm server which tracked files differ from HEAD: the watch's
+    paths, compared by content (a file only touched is not listed), equal to `git status` for tracked files."""
+    root, w, rec = watched(FILES)
+
+    def status() -> list[str]:
+        out = git(root, "status", "--porcelain", "--untracked-files=no", "--no-renames")
+        return sorted(ln[3:] for ln in out.splitlines())
+
+    assert changes.uncommitted_paths(root) == [] and rec.asked[-1] == []
+    edited, touched, gone = root / "pkg1/mod2.py", root / "pkg2/mod0.py", root / "pkg0/sub/deep.py"
+    edited.write_text(edited.read_text() + "# more\n")
+    os.utime(touched)
+    gone.unlink()
+    (root / "new.py").write_text("n = 1\n")  # untracked: not listed, as with --untracked-files=no
+    assert sorted(changes.uncommitted_paths(root) or []) == status() == ["pkg0/sub/deep.py", "pkg1/mod2.py"]
+    git(root, "add", "new.py")
+    assert sorted(changes.uncommitted_paths(root) or []) == status() == ["new.py", "pkg0/sub/deep.py", "pkg1/mod2.py"]
+    changes.track(root, None)
+    assert changes.uncommitted_paths(root) is None  # no watch: the caller asks git itself
+
+
+def test_session_start_in_a_big_tree_lists_uncommitted_files_through_the_warm_server(warm_server, monkeypatch):
+    from hippo.core import gitutil
+    from hippo.surfaces.hooks import session_start
+
+    root, srv = warm_server
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "projects")
+    cart = root / "py/shop/cart.py"
+    cart.write_text(cart.read_text() + "# edited\n")
+    monkeypatch.setattr(session_start, "UNTRACKED_WALK_MAX_INDEX_BYTES", 10)  # this tree counts as big
+    asked: list[tuple] = []
+    real = gitutil.output
+    monkeypatch.setattr(gitutil, "output", lambda r, *a, **k: asked.append(a) or real(r, *a, **k))
+    listed = session_start._uncommitted(root, root / ".hippo", None)
+    assert listed == ["py/shop/cart.py"]
+    assert not [a for a in asked if a[:1] == ("status",)]  # the server asked git about the edited file only
+    monkeypatch.setenv("HIPPO_NO_SERVER", "1")
+    assert session_start._uncommitted(root, root / ".hippo", None) == ["py/shop/cart.py"]
+    assert [a for a in asked if a[:1] == ("status",)]  # no server: git status, as before

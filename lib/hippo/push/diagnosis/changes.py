@@ -110,6 +110,31 @@ def working_tree(root: Path) -> list[Hunk]:
     return hunks
 
 
+def uncommitted_paths(root: Path) -> list[str] | None:
+    """The tracked files that differ from HEAD (staged or not), asking git only about the paths the
+    registered tracker saw change; None without a tracker, or when only a whole-tree look would be right."""
+    tracker = _TRACKERS.get(os.path.realpath(root))
+    try:
+        asked = tracker.begin() if tracker is not None else None
+    except Exception:  # noqa: BLE001 - a tracker that fails costs the shortcut: the caller asks git itself
+        asked = None
+    if asked is None:
+        return None
+    assert tracker is not None
+    if not asked:
+        tracker.end(asked, set())
+        return []
+    # --numstat compares content: a file only touched (its stat no longer matches git's index) is not listed
+    out = gitutil.output(root, "diff-index", "--numstat", "-z", "--no-renames", "HEAD", "--",
+                         *(f":(literal){p}" for p in asked), timeout=TIMEOUT_S)
+    if out is None:
+        tracker.end(asked, None)
+        return None
+    names = [rec.split("\t", 2)[2] for rec in out.decode("utf-8", "surrogateescape").split("\0") if rec.count("\t") >= 2]
+    tracker.end(asked, set(names))
+    return names
+
+
 def last_commit(root: Path) -> list[Hunk]:
     """What HEAD changed relative to its first parent (nothing for a root commit)."""
     return parse(_git_diff(root, "HEAD~1", "HEAD", "--"), "last commit")

@@ -219,6 +219,10 @@ class WarmIndex:
         op = req.get("op")
         if op == "ping":
             return {"ok": True, "result": {"pid": os.getpid(), "root": str(self.root), "served": self.served}}
+        if op == "uncommitted":
+            from hippo.push.diagnosis.changes import uncommitted_paths
+
+            return {"ok": True, "result": {"paths": uncommitted_paths(self.root)}}
         if op not in ("search", "structure", "diagnose", "hook", "index"):
             return {"ok": False, "error": f"unknown op {op!r}"}
         if op != "hook" and ("root" in req or op == "index") and not self._ours(req.get("root")):
