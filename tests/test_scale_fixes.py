@@ -157,6 +157,28 @@ def test_noop_run_does_not_check_known_paths_against_unchanged_rules(tmp_path, m
     assert len(checked) >= 3
 
 
+def test_noop_run_does_not_check_files_left_out_for_their_content_against_unchanged_rules(tmp_path, monkeypatch):
+    """The same for files recorded as minified, generated or binary (4k of the 100k tree): their verdict was
+    reached under the recorded rules, so it stands without a check while those rules hold."""
+    from hippo.index import discovery
+
+    root = _repo(tmp_path, 2)
+    (root / "web").mkdir()
+    (root / "web" / "bundle.js").write_text(("var a=1;" * 60 + "\n") * 20)
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "bundle")
+    index_repo(root, embedder=FakeEmbedder())
+    index_repo(root, embedder=FakeEmbedder())
+    checked: list[str] = []
+    real = discovery.PathFilter.path_reason
+    monkeypatch.setattr(discovery.PathFilter, "path_reason", lambda self, rel: checked.append(rel) or real(self, rel))
+    report = index_repo(root, embedder=FakeEmbedder())
+    assert report.files_total == 2 and report.skipped.get("minified") == 1 and checked == []
+    (root / ".hippoignore").write_text("docs/\n")  # new rules: the content-skipped file is checked again
+    report = index_repo(root, embedder=FakeEmbedder())
+    assert "web/bundle.js" in checked and report.skipped.get("minified") == 1
+
+
 def test_a_build_into_an_empty_table_appends_and_later_runs_merge(tmp_path, monkeypatch):
     """merge_insert joins each batch against the whole table (a 100k-file first index: ~170 CPU-s of LanceDB
     writes); a build into an empty table appends. The rows are the same either way, ids unique."""
