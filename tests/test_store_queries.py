@@ -29,6 +29,26 @@ def test_only_store_imports_lancedb():
     assert offenders and all(o.startswith("index/store.py:") for o in offenders), offenders
 
 
+def test_opening_the_index_does_not_load_lancedbs_rest_client_until_it_is_asked_for():
+    """`import lancedb` spent half its time importing a REST client's API classes a local index never calls
+    (hippo.index.rest_client_defer); its data models still load, and the client's names still resolve."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys, tempfile, pyarrow as pa\n"
+        "from hippo.index import store\n"
+        "pkg = 'lance_namespace_urllib3_client'\n"
+        "db = store.lancedb.connect(tempfile.mkdtemp())\n"
+        "db.create_table('t', pa.table({'a': [1]}))\n"
+        "print(sorted(db.table_names()), f'{pkg}.models' in sys.modules, f'{pkg}.api.table_api' in sys.modules)\n"
+        "print(sys.modules[pkg].ApiClient.__name__, f'{pkg}.api.table_api' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split("\n")[:2] == ["['t'] True False", "ApiClient True"]
+
+
 @pytest.fixture(scope="module")
 def store(tmp_path_factory):
     root = sample_repo(tmp_path_factory.mktemp("store"))

@@ -31,18 +31,19 @@ from typing import IO, Any
 
 from hippo.core import indexdir
 from hippo.core.errors import DamagedIndexError, HippoError
+from hippo.core.indexdir import IndexDir
+from hippo.core.pathkind import is_test
+from hippo.index import rest_client_defer, textcolumn
+from hippo.index.textcolumn import TextColumn
 
 os.environ.setdefault("LANCEDB_LOG", "error")
+
+rest_client_defer.defer()  # before lancedb: its REST client's import is half of lancedb's
 
 import lancedb  # noqa: E402
 import numpy as np  # noqa: E402
 import pyarrow as pa  # noqa: E402
 import pyarrow.compute as pc  # noqa: E402
-
-from hippo.core.indexdir import IndexDir
-from hippo.core.pathkind import is_test
-from hippo.index import textcolumn
-from hippo.index.textcolumn import TextColumn
 
 CHUNKS = "chunks"
 GRAPH = "graph"
