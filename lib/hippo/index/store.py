@@ -23,7 +23,7 @@ import functools
 import os
 import re
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -285,7 +285,6 @@ class Store:
         self._literal_cache: dict[tuple, dict[str, list[dict]]] = {}  # the same, for literal_lookup
         self._symbol_cache: tuple[int, SymbolIndex] | None = None  # (table version, its symbol index)
         self._count_cache: tuple[int, int] | None = None  # (table version, row count)
-        self._graph_cache: tuple[int, dict[str, str]] | None = None  # (table version, path -> graph JSON)
         self._span_cache: tuple[int, dict[str, list[tuple[int, int, int]]]] | None = None  # (version, spans)
         self._text_cache: tuple[int, TextColumn | None] | None = None  # (version, its text; None: too big)
         self._meta_cache: tuple[int, dict[int, tuple]] | None = None  # (version, row id -> AT_COLUMNS but text)
@@ -396,7 +395,6 @@ class Store:
         self._literal_cache.clear()
         self._symbol_cache = None
         self._count_cache = None
-        self._graph_cache = None
         self._span_cache = None
         self._text_cache = None
         self._meta_cache = None
@@ -882,16 +880,19 @@ class Store:
     @_guarded
     def file_graphs(self) -> dict[str, str]:
         """path -> code graph JSON (chunking.graph) of every file that has one, in the open table version.
-        One read of the rows that carry a graph (one per file); cached until the version moves."""
-        tbl = self.chunks()
-        if tbl is None or GRAPH not in tbl.schema.names:
-            return {}
-        version = tbl.version
-        if self._graph_cache is None or self._graph_cache[0] != version:
-            t = tbl.search().where("graph != ''").select(["path", GRAPH]).limit(self._every(tbl)).to_arrow()
-            self._graph_cache = (version, dict(zip(t.column("path").to_pylist(), t.column(GRAPH).to_pylist(),
-                                                   strict=True)))
-        return self._graph_cache[1]
+        One read of the rows that carry a graph (one per file); codegraph.graph_for keeps what it builds
+        from them per version, so they are not kept here."""
+        return dict(self.file_graph_rows())
+
+    def file_graph_rows(self) -> Iterator[tuple[str, str]]:
+        """file_graphs' (path, JSON) pairs, read in batches (a 100k-file repository holds ~300 MB of it)."""
+        with self.reading():
+            tbl = self.chunks()
+            if tbl is None or GRAPH not in tbl.schema.names:
+                return
+            q = tbl.search().where("graph != ''").select(["path", GRAPH]).limit(self._every(tbl))
+            for batch in q.to_batches(TEXT_READ_BATCH):
+                yield from zip(batch.column("path").to_pylist(), batch.column(GRAPH).to_pylist(), strict=True)
 
     def table_version(self) -> int:
         """The open chunks table version (0 without a table): what caches built over the rows key on."""
