@@ -49,6 +49,8 @@ GRAPH = "graph"
 VECTORS = "vectors"
 KEEP_OLD_VERSIONS = timedelta(minutes=2)  # readers may still hold a version this old; never prune at 0
 VECTOR_INDEX_MIN_ROWS = int(os.environ.get("HIPPO_VECTOR_INDEX_MIN_ROWS", "30000"))
+# embedded rows held in memory for kNN while there is no vector index (4 bytes x dim each: 77 MB at 384)
+MATRIX_MAX_ROWS = int(os.environ.get("HIPPO_VECTOR_MATRIX_ROWS", "50000"))
 TEXT_READ_BATCH = 8192  # rows per batch while the text column is read into memory (keep_text)
 MARK_WAIT = 10.0  # longest a reader waits for a prune-everything optimize (about 0.5 s at 10k rows)
 
@@ -289,6 +291,7 @@ class Store:
         self._text_cache: tuple[int, TextColumn | None] | None = None  # (version, its text; None: too big)
         self._meta_cache: tuple[int, dict[int, tuple]] | None = None  # (version, row id -> AT_COLUMNS but text)
         self._test_text_cache: tuple[TextColumn, TextColumn] | None = None  # (the text column, its test rows)
+        self._matrix_cache: tuple[int, tuple[np.ndarray, np.ndarray] | None] | None = None  # (version, embedded rows)
         self._keep_text = False  # keep_text(): a long-lived reader holds the text column in memory
 
     # --- tables -------------------------------------------------------------------------------
@@ -399,6 +402,7 @@ class Store:
         self._text_cache = None
         self._meta_cache = None
         self._test_text_cache = None
+        self._matrix_cache = None
         if self.reader_mark is not None:
             self.reader_mark.take(MARK_WAIT)  # before moving to the newest version
         for tbl in (self._chunks, self._vectors):
@@ -639,17 +643,65 @@ class Store:
         """The `limit` embedded rows nearest to `qvec` by cosine, nearest first; each row gets `_cos`.
 
         Rows not embedded yet hold placeholder vectors and never rank. nprobes/refine_factor only matter once
-        the IVF_PQ index exists (see ensure_vector_index).
+        the IVF_PQ index exists (see ensure_vector_index). Before it does, lance answers with a flat scan of
+        the whole vector column (~2 CPU-s at 1M rows, however few are embedded), so while at most
+        MATRIX_MAX_ROWS rows have a vector they are held in memory (_embedded_matrix) and ranked there.
         """
         tbl = self.chunks()
         if tbl is None:
             return []
+        held = self._embedded_matrix(tbl) if flt is None else None
+        if held is not None:
+            return self._nearest_held(tbl, held, qvec, limit)
         q = tbl.search(qvec).metric("cosine").nprobes(20).refine_factor(10).limit(limit)
         q = q.where(_where(flt, "embedded = true"), prefilter=True)
         rows = q.to_list()
         for r in rows:
             r["_cos"] = 1.0 - float(r.pop("_distance", 1.0))
         return rows
+
+    def _embedded_matrix(self, tbl) -> tuple[np.ndarray, np.ndarray] | None:
+        """(row ids, their vectors as unit rows) of the open version's embedded rows, read once per version;
+        None when the vector index exists (lance answers from it) or more than MATRIX_MAX_ROWS are embedded."""
+        version = tbl.version
+        if self._matrix_cache is None or self._matrix_cache[0] != version:
+            held = None
+            if "vector_idx" not in {idx.name for idx in tbl.list_indices()}:
+                n = tbl.count_rows("embedded = true")
+                if n <= MATRIX_MAX_ROWS:
+                    t = (tbl.search().where("embedded = true").select(["vector"]).with_row_id(True)
+                         .limit(max(n, 1)).to_arrow())
+                    ids = t.column("_rowid").to_numpy()
+                    col = t.column("vector").combine_chunks()
+                    mat = col.values.to_numpy().astype(np.float32).reshape(len(col), self.dim) if len(col) else \
+                        np.zeros((0, self.dim), dtype=np.float32)
+                    norms = np.linalg.norm(mat, axis=1, keepdims=True)
+                    held = (ids, mat / np.where(norms > 0, norms, 1.0))
+            self._matrix_cache = (version, held)
+        return self._matrix_cache[1]
+
+    def _nearest_held(self, tbl, held: tuple[np.ndarray, np.ndarray], qvec, limit: int) -> list[dict]:
+        """nearest() over the held rows: the same rows, order and cosines as lance's flat scan (float32)."""
+        ids, mat = held
+        if not len(ids) or limit <= 0:
+            return []
+        q = np.asarray(qvec, dtype=np.float32).reshape(-1)
+        qn = float(np.linalg.norm(q))
+        cos = mat @ (q / qn if qn > 0 else q)
+        k = min(limit, len(ids))
+        top = np.argpartition(-cos, k - 1)[:k] if k < len(ids) else np.arange(len(ids))
+        top = top[np.argsort(-cos[top], kind="stable")]
+        want = [int(r) for r in ids[top]]
+        rows = (tbl.search().where(f"_rowid IN ({', '.join(map(str, want))})").with_row_id(True)
+                .limit(len(want)).to_list())
+        by_id = {r.pop("_rowid"): r for r in rows}
+        out = []
+        for rid, c in zip(want, cos[top].tolist(), strict=True):
+            row = by_id.get(rid)
+            if row is not None:
+                row["_cos"] = float(c)
+                out.append(row)
+        return out
 
     @_optional
     def fulltext(self, text: str, limit: int, flt: Filter | None = None) -> list[dict]:
@@ -758,12 +810,16 @@ class Store:
     def _read_text_column(self, tbl) -> TextColumn | None:
         """The text column in batches, given up (None) as soon as it passes textcolumn.MAX_BYTES: read whole
         first, a 100k-file index (~1 GB of text) took ~1.5 GB of the warm server's memory only to drop it."""
-        q = tbl.search().select(["text"]).with_row_id(True).limit(self._every(tbl))
-        batches, size = [], 0
+        total = self._every(tbl)
+        q = tbl.search().select(["text"]).with_row_id(True).limit(total)
+        batches, size, rows = [], 0, 0
         for batch in q.to_batches(TEXT_READ_BATCH):
             col = batch.column("text")
             size += int(pc.sum(pc.binary_length(col)).as_py() or 0)
-            if size > textcolumn.MAX_BYTES:
+            rows += batch.num_rows
+            # over the cap, or bound to pass it twice over at this rate: reading on to the cap took ~500 MB of
+            # the warm server's peak at 1M chunks, only to scan afterwards (the answers do not depend on it)
+            if size > textcolumn.MAX_BYTES or size * total > 2 * textcolumn.MAX_BYTES * max(rows, 1):
                 return None
             batches.append(batch)
         if not batches:
