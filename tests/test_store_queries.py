@@ -321,3 +321,23 @@ def test_nearest_from_the_held_embedded_rows_matches_lances_flat_scan(tmp_path, 
     finally:
         held.close()
         flat.close()
+
+
+def test_line_spans_held_as_arrays_answer_as_the_tuples_did(store):
+    """chunks_at's spans (path -> chunks' lines and row ids) are three arrays, not a tuple per chunk: the
+    same row ids, in table order, for every line of every path."""
+    from hippo.index.store import Spans
+
+    t = (store.chunks().search().select(["path", "start_line", "end_line"]).with_row_id(True)
+         .limit(store.count()).to_arrow())
+    old: dict[str, list[tuple[int, int, int]]] = {}
+    for path, a, b, rid in zip(*(t.column(c).to_pylist() for c in ("path", "start_line", "end_line", "_rowid")), strict=True):
+        old.setdefault(path, []).append((a, b, rid))
+    for v in old.values():
+        v.sort(key=lambda s: s[2])
+    spans = Spans.build(t.take(list(reversed(range(t.num_rows)))))  # the scan order does not matter
+    assert isinstance(store._spans(store.chunks()), Spans)
+    for path, rows in old.items():
+        for line in range(0, max(b for _a, b, _r in rows) + 2):
+            assert spans.covering(path, line) == [rid for a, b, rid in rows if a <= line <= b]
+    assert spans.covering("no/such/file.py", 1) == []

@@ -287,7 +287,7 @@ class Store:
         self._literal_cache: dict[tuple, dict[str, list[dict]]] = {}  # the same, for literal_lookup
         self._symbol_cache: tuple[int, SymbolIndex] | None = None  # (table version, its symbol index)
         self._count_cache: tuple[int, int] | None = None  # (table version, row count)
-        self._span_cache: tuple[int, dict[str, list[tuple[int, int, int]]]] | None = None  # (version, spans)
+        self._span_cache: tuple[int, Spans] | None = None  # (version, line spans by path)
         self._text_cache: tuple[int, TextColumn | None] | None = None  # (version, its text; None: too big)
         self._meta_cache: tuple[int, dict[int, tuple]] | None = None  # (version, row id -> AT_COLUMNS but text)
         self._test_text_cache: tuple[TextColumn, TextColumn] | None = None  # (the text column, its test rows)
@@ -588,8 +588,7 @@ class Store:
         tbl = self.chunks()
         if tbl is None:
             return []
-        spans = self._spans(tbl).get(path, [])
-        ids = [rid for start, end, rid in spans if start <= int(line) <= end]
+        ids = self._spans(tbl).covering(path, int(line))
         if not ids:
             return []
         kept = self._rows_by_id(tbl, ids, columns)
@@ -603,21 +602,13 @@ class Store:
             r.pop("_rowid", None)
         return rows
 
-    def _spans(self, tbl) -> dict[str, list[tuple[int, int, int]]]:
-        """path -> (start_line, end_line, row id) of each chunk, table order: one read of three small columns
-        per table version."""
+    def _spans(self, tbl) -> Spans:
+        """The line spans of every chunk by path (Spans): one read of three small columns per table version."""
         version = tbl.version
         if self._span_cache is None or self._span_cache[0] != version:
             t = (tbl.search().select(["path", "start_line", "end_line"]).with_row_id(True)
                  .limit(self._every(tbl)).to_arrow())
-            spans: dict[str, list[tuple[int, int, int]]] = {}
-            for path, start, end, rid in zip(t.column("path").to_pylist(), t.column("start_line").to_pylist(),
-                                             t.column("end_line").to_pylist(), t.column("_rowid").to_pylist(),
-                                             strict=True):
-                spans.setdefault(path, []).append((start, end, rid))
-            for v in spans.values():
-                v.sort(key=lambda s: s[2])
-            self._span_cache = (version, spans)
+            self._span_cache = (version, Spans.build(t))
         return self._span_cache[1]
 
     @_guarded
@@ -1001,6 +992,44 @@ class Store:
 
 
 ROWID_BATCH = 1000  # row ids per `_rowid IN (...)` read
+
+
+@dataclass(frozen=True)
+class Spans:
+    """(start_line, end_line, row id) of every chunk, grouped by path and in row id (table) order within a
+    path, as three arrays and one slice per path: held as Python tuples, 985k chunks took ~260 MB."""
+
+    at: dict[str, tuple[int, int]]  # path -> (first, end) positions in the arrays
+    start: np.ndarray
+    end: np.ndarray
+    rid: np.ndarray
+
+    @classmethod
+    def build(cls, t: pa.Table) -> Spans:
+        """From a table of path, start_line, end_line and _rowid (any order)."""
+        if not t.num_rows:
+            empty = np.zeros(0, dtype=np.int64)
+            return cls({}, empty, empty, empty)
+        t = t.take(pc.sort_indices(t, sort_keys=[("path", "ascending"), ("_rowid", "ascending")]))
+        at: dict[str, tuple[int, int]] = {}
+        paths = t.column("path").to_pylist()
+        first = 0
+        for k in range(1, len(paths) + 1):
+            if k == len(paths) or paths[k] != paths[first]:
+                at[paths[first]] = (first, k)
+                first = k
+        # a chunk without lines never covers one (such rows are not written)
+        start = pc.fill_null(t.column("start_line"), np.iinfo(np.int32).max).to_numpy()
+        end = pc.fill_null(t.column("end_line"), -1).to_numpy()
+        return cls(at, start, end, t.column("_rowid").to_numpy())
+
+    def covering(self, path: str, line: int) -> list[int]:
+        """Row ids (table order) of the chunks of `path` whose lines cover `line`."""
+        lo, hi = self.at.get(path, (0, 0))
+        if lo == hi:
+            return []
+        keep = (self.start[lo:hi] <= line) & (line <= self.end[lo:hi])
+        return [int(r) for r in self.rid[lo:hi][keep]]
 
 
 @dataclass(frozen=True)
