@@ -87,8 +87,9 @@ def main() -> None:
             walls.append(wall)
             cpus.append(cpu)
             srv.append(server_cpu(server.pid) - s0)
-            hits = json.loads(out).get("hits", []) if out.strip() else []
-            outs.append([(h["path"], h["start_line"]) for h in hits])
+            data = json.loads(out) if out.strip() else {}
+            outs.append([(h["path"], h["start_line"], h["score"]) for h in data.get("results", [])]
+                        + [(c["path"], c["start_line"]) for c in data.get("candidates", [])])
         r["search"] = {"p50_ms": statistics.median(walls) * 1000, "p95_ms": pct(walls, 0.95) * 1000,
                        "cpu_ms": statistics.median(cpus) * 1000, "server_cpu_ms": statistics.median(srv) * 1000}
         r["search_hits"] = outs

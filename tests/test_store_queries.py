@@ -296,6 +296,7 @@ def test_nearest_from_the_held_embedded_rows_matches_lances_flat_scan(tmp_path, 
     index_repo(root, embedder=FakeEmbedder())
     dim = load_state(root / ".hippo").dim
     held, flat = Store(root / ".hippo", dim), Store(root / ".hippo", dim)
+    monkeypatch.setattr(store_mod, "MATRIX_MIN_TABLE", 0)
     try:
         paths = sorted({r["path"] for r in held.rows(columns=["path"])})
         held.chunks().update(where=f"path = '{paths[0]}'", values={"embedded": False})  # a partial index

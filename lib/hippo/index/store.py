@@ -51,6 +51,7 @@ KEEP_OLD_VERSIONS = timedelta(minutes=2)  # readers may still hold a version thi
 VECTOR_INDEX_MIN_ROWS = int(os.environ.get("HIPPO_VECTOR_INDEX_MIN_ROWS", "30000"))
 # embedded rows held in memory for kNN while there is no vector index (4 bytes x dim each: 77 MB at 384)
 MATRIX_MAX_ROWS = int(os.environ.get("HIPPO_VECTOR_MATRIX_ROWS", "50000"))
+MATRIX_MIN_TABLE = 50000  # ... in a table this big at least: below it lance's flat scan costs < ~90 ms
 TEXT_READ_BATCH = 8192  # rows per batch while the text column is read into memory (keep_text)
 MARK_WAIT = 10.0  # longest a reader waits for a prune-everything optimize (about 0.5 s at 10k rows)
 
@@ -653,11 +654,12 @@ class Store:
 
     def _embedded_matrix(self, tbl) -> tuple[np.ndarray, np.ndarray] | None:
         """(row ids, their vectors as unit rows) of the open version's embedded rows, read once per version;
-        None when the vector index exists (lance answers from it) or more than MATRIX_MAX_ROWS are embedded."""
+        None when the vector index exists (lance answers from it), more than MATRIX_MAX_ROWS are embedded, or
+        the table is under MATRIX_MIN_TABLE rows (a 1k-file repository's warm search was no faster)."""
         version = tbl.version
         if self._matrix_cache is None or self._matrix_cache[0] != version:
             held = None
-            if "vector_idx" not in {idx.name for idx in tbl.list_indices()}:
+            if self._every(tbl) >= MATRIX_MIN_TABLE and "vector_idx" not in {idx.name for idx in tbl.list_indices()}:
                 n = tbl.count_rows("embedded = true")
                 if n <= MATRIX_MAX_ROWS:
                     t = (tbl.search().where("embedded = true").select(["vector"]).with_row_id(True)
