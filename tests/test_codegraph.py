@@ -13,7 +13,8 @@ from hippo.index.chunking import chunk_file
 from hippo.index.indexer import index_repo
 from hippo.index.state import load_state
 from hippo.index.store import Store
-from hippo.retrieval.codegraph import EXACT, NAME, CodeGraph
+from hippo.retrieval import codegraph
+from hippo.retrieval.codegraph import EXACT, NAME, CodeGraph, Def
 from repo_helpers import git, write_files
 
 
@@ -518,3 +519,50 @@ def test_a_variable_is_paired_with_the_call_of_its_own_statement():
     assert [r[:2] for r in g["a"]] == [["a", "Parser"], ["b", "core.make"], ["fh", "open"]]
     g = graph_of("m.js", "function go(x) {\n  const e = build(x);\n  let f = new lib.Thing(e), k = 2;\n}\n")
     assert [r[:2] for r in g["a"]] == [["e", "build"], ["f", "lib.Thing"]]
+
+
+def _answers(g: CodeGraph) -> list:
+    """Everything a walk asks of the graph, as plain values: resolutions, callees, callers, uses, lookups."""
+    def plain(x):
+        if isinstance(x, Def):
+            return ("def", x.path, x.qual, x.kind, x.start, x.end, x.bases, x.idx)
+        if isinstance(x, codegraph.Call):
+            return ("call", x.path, x.line, x.callee, plain(x.within) if x.within else None)
+        if isinstance(x, (list, tuple)):
+            return [plain(y) for y in x]
+        return x
+
+    out: list = [sorted((k, sorted(v)) for k, v in g.aliases.items()), sorted(g.by_name)]
+    for path in sorted(g.files):
+        f = g.files[path]
+        out.append(plain([*f.calls, *f.refs]))
+        out += [plain(g.resolve(c)) for c in [*f.calls, *f.refs]]
+        for d in f.defs:
+            out += [plain(g.callees(d)), plain(g.callers([d])), plain(g.uses([d])), plain(g.references(d)),
+                    plain(f.sites_within(d)), plain(g.find(d.qual)), plain(g.constructors(d)), plain(g.methods(d))]
+    for tail in sorted({c.tail for f in g.files.values() for c in f.calls}):
+        out.append(plain(g.calls_by_tail.get(tail)))
+    return out
+
+
+def test_only_a_bounded_share_of_the_graph_is_held_parsed_and_answers_do_not_change(monkeypatch):
+    """A 100k-file repository's graph held whole as objects took ~2.5 GB of the warm server: definitions
+    are held, the rest of each file is parsed from its compressed JSON on use, within MAX_PARSED_BYTES."""
+    files = {**PKG, **REFS, **TABLES, "web/app.js": JS}
+    whole = _answers(_graph(files))
+    monkeypatch.setattr(codegraph, "MAX_PARSED_BYTES", 1)  # each parse drops the one before
+    g = _graph(files)
+    assert _answers(g) == whole
+    assert sum(f._body is not None for f in g.files.values()) == 1
+    assert set(g.by_name) == {d.name for f in g.files.values() for d in f.defs}
+    assert all(isinstance(f.zraw, bytes) and f.raw == json.dumps(graph_of(p, files[p])) for p, f in g.files.items())
+
+
+def test_an_unchanged_file_is_reused_from_the_previous_graph():
+    rows = {p: json.dumps(graph_of(p, t)) for p, t in PKG.items()}
+    g1 = CodeGraph.from_rows(rows)
+    rows2 = {**rows, "pkg/util.py": json.dumps(graph_of("pkg/util.py", "def helper(t):\n    return 1\n"))}
+    g2 = CodeGraph.from_rows(iter(rows2.items()), g1)
+    assert all(g2.files[p] is g1.files[p] for p in rows if p != "pkg/util.py")
+    assert g2.files["pkg/util.py"] is not g1.files["pkg/util.py"]
+    assert [d.qual for d in g2.files["pkg/util.py"].defs] == ["helper"]

@@ -283,3 +283,82 @@ def test_text_column_over_the_cap_is_given_up_while_it_is_read(store, monkeypatc
     store._text_cache = None
     kept = store._text_column(store.chunks())
     assert kept is not None and len(kept.data) == total
+
+
+def test_text_column_bound_to_pass_the_cap_is_given_up_after_its_first_batch(store, monkeypatch):
+    """Reading on to the cap cost the warm server ~500 MB of peak memory at 1M chunks, only to scan
+    afterwards: a column whose first batch projects to twice the cap is given up there."""
+    from hippo.index import store as store_mod
+    from hippo.index import textcolumn
+
+    texts = [len(r["text"].encode()) for r in store.rows(columns=["text"])]
+    monkeypatch.setattr(store_mod, "TEXT_READ_BATCH", max(1, len(texts) // 3))
+    monkeypatch.setattr(textcolumn, "MAX_BYTES", sum(texts) // 4)
+    batches: list[int] = []
+    real = store_mod.pc.sum
+    monkeypatch.setattr(store_mod.pc, "sum", lambda arr, *a, **k: batches.append(1) or real(arr, *a, **k))
+    store._text_cache = None
+    assert store._text_column(store.chunks()) is None and len(batches) == 1
+    monkeypatch.setattr(textcolumn, "MAX_BYTES", sum(texts))
+    store._text_cache = None
+    kept = store._text_column(store.chunks())  # under half the cap at its rate: read whole
+    assert kept is not None and len(kept.data) == sum(texts)
+    store._text_cache = None
+
+
+def test_nearest_from_the_held_embedded_rows_matches_lances_flat_scan(tmp_path, monkeypatch):
+    """Without a vector index lance scans the whole vector column (~2 CPU-s at 1M rows, however few are
+    embedded); the embedded rows are held in memory instead: the same rows, order and cosines."""
+    import hippo.index.store as store_mod
+    from fake_embedder import fake_vector
+
+    root = sample_repo(tmp_path)
+    index_repo(root, embedder=FakeEmbedder())
+    dim = load_state(root / ".hippo").dim
+    held, flat = Store(root / ".hippo", dim), Store(root / ".hippo", dim)
+    monkeypatch.setattr(store_mod, "MATRIX_MIN_TABLE", 0)
+    try:
+        paths = sorted({r["path"] for r in held.rows(columns=["path"])})
+        held.chunks().update(where=f"path = '{paths[0]}'", values={"embedded": False})  # a partial index
+        held.refresh()
+        flat.refresh()
+        queries = ["token expired error", "retry", "parse the config file", "def", "class user"]
+        for limit in (1, 3, 60):
+            for text in queries:
+                monkeypatch.setattr(store_mod, "MATRIX_MAX_ROWS", 50000)
+                got = held.nearest(fake_vector(text), limit)
+                monkeypatch.setattr(store_mod, "MATRIX_MAX_ROWS", 0)
+                want = flat.nearest(fake_vector(text), limit)
+                assert [r["id"] for r in got] == [r["id"] for r in want]
+                assert all(g["_cos"] == pytest.approx(w["_cos"], abs=1e-5) for g, w in zip(got, want, strict=True))
+                assert [{k: v for k, v in r.items() if k != "_cos"} for r in got] == \
+                    [{k: v for k, v in r.items() if k != "_cos"} for r in want]
+                assert paths[0] not in {r["path"] for r in got}
+        monkeypatch.setattr(store_mod, "MATRIX_MAX_ROWS", 50000)
+        assert held._matrix_cache is not None and held._matrix_cache[1] is not None
+        assert flat._matrix_cache is not None and flat._matrix_cache[1] is None  # over the cap: lance, as before
+        n = held.count(Filter(embedded=True))
+        assert len(held._matrix_cache[1][0]) == n < held.count()
+    finally:
+        held.close()
+        flat.close()
+
+
+def test_line_spans_held_as_arrays_answer_as_the_tuples_did(store):
+    """chunks_at's spans (path -> chunks' lines and row ids) are three arrays, not a tuple per chunk: the
+    same row ids, in table order, for every line of every path."""
+    from hippo.index.store import Spans
+
+    t = (store.chunks().search().select(["path", "start_line", "end_line"]).with_row_id(True)
+         .limit(store.count()).to_arrow())
+    old: dict[str, list[tuple[int, int, int]]] = {}
+    for path, a, b, rid in zip(*(t.column(c).to_pylist() for c in ("path", "start_line", "end_line", "_rowid")), strict=True):
+        old.setdefault(path, []).append((a, b, rid))
+    for v in old.values():
+        v.sort(key=lambda s: s[2])
+    spans = Spans.build(t.take(list(reversed(range(t.num_rows)))))  # the scan order does not matter
+    assert isinstance(store._spans(store.chunks()), Spans)
+    for path, rows in old.items():
+        for line in range(0, max(b for _a, b, _r in rows) + 2):
+            assert spans.covering(path, line) == [rid for a, b, rid in rows if a <= line <= b]
+    assert spans.covering("no/such/file.py", 1) == []

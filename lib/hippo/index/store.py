@@ -23,7 +23,7 @@ import functools
 import os
 import re
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -50,6 +50,9 @@ GRAPH = "graph"
 VECTORS = "vectors"
 KEEP_OLD_VERSIONS = timedelta(minutes=2)  # readers may still hold a version this old; never prune at 0
 VECTOR_INDEX_MIN_ROWS = int(os.environ.get("HIPPO_VECTOR_INDEX_MIN_ROWS", "30000"))
+# embedded rows held in memory for kNN while there is no vector index (4 bytes x dim each: 77 MB at 384)
+MATRIX_MAX_ROWS = int(os.environ.get("HIPPO_VECTOR_MATRIX_ROWS", "50000"))
+MATRIX_MIN_TABLE = 50000  # ... in a table this big at least: below it lance's flat scan costs < ~90 ms
 TEXT_READ_BATCH = 8192  # rows per batch while the text column is read into memory (keep_text)
 MARK_WAIT = 10.0  # longest a reader waits for a prune-everything optimize (about 0.5 s at 10k rows)
 
@@ -286,11 +289,11 @@ class Store:
         self._literal_cache: dict[tuple, dict[str, list[dict]]] = {}  # the same, for literal_lookup
         self._symbol_cache: tuple[int, SymbolIndex] | None = None  # (table version, its symbol index)
         self._count_cache: tuple[int, int] | None = None  # (table version, row count)
-        self._graph_cache: tuple[int, dict[str, str]] | None = None  # (table version, path -> graph JSON)
-        self._span_cache: tuple[int, dict[str, list[tuple[int, int, int]]]] | None = None  # (version, spans)
+        self._span_cache: tuple[int, Spans] | None = None  # (version, line spans by path)
         self._text_cache: tuple[int, TextColumn | None] | None = None  # (version, its text; None: too big)
         self._meta_cache: tuple[int, dict[int, tuple]] | None = None  # (version, row id -> AT_COLUMNS but text)
         self._test_text_cache: tuple[TextColumn, TextColumn] | None = None  # (the text column, its test rows)
+        self._matrix_cache: tuple[int, tuple[np.ndarray, np.ndarray] | None] | None = None  # (version, embedded rows)
         self._keep_text = False  # keep_text(): a long-lived reader holds the text column in memory
 
     # --- tables -------------------------------------------------------------------------------
@@ -397,11 +400,11 @@ class Store:
         self._literal_cache.clear()
         self._symbol_cache = None
         self._count_cache = None
-        self._graph_cache = None
         self._span_cache = None
         self._text_cache = None
         self._meta_cache = None
         self._test_text_cache = None
+        self._matrix_cache = None
         if self.reader_mark is not None:
             self.reader_mark.take(MARK_WAIT)  # before moving to the newest version
         for tbl in (self._chunks, self._vectors):
@@ -587,8 +590,7 @@ class Store:
         tbl = self.chunks()
         if tbl is None:
             return []
-        spans = self._spans(tbl).get(path, [])
-        ids = [rid for start, end, rid in spans if start <= int(line) <= end]
+        ids = self._spans(tbl).covering(path, int(line))
         if not ids:
             return []
         kept = self._rows_by_id(tbl, ids, columns)
@@ -602,21 +604,13 @@ class Store:
             r.pop("_rowid", None)
         return rows
 
-    def _spans(self, tbl) -> dict[str, list[tuple[int, int, int]]]:
-        """path -> (start_line, end_line, row id) of each chunk, table order: one read of three small columns
-        per table version."""
+    def _spans(self, tbl) -> Spans:
+        """The line spans of every chunk by path (Spans): one read of three small columns per table version."""
         version = tbl.version
         if self._span_cache is None or self._span_cache[0] != version:
             t = (tbl.search().select(["path", "start_line", "end_line"]).with_row_id(True)
                  .limit(self._every(tbl)).to_arrow())
-            spans: dict[str, list[tuple[int, int, int]]] = {}
-            for path, start, end, rid in zip(t.column("path").to_pylist(), t.column("start_line").to_pylist(),
-                                             t.column("end_line").to_pylist(), t.column("_rowid").to_pylist(),
-                                             strict=True):
-                spans.setdefault(path, []).append((start, end, rid))
-            for v in spans.values():
-                v.sort(key=lambda s: s[2])
-            self._span_cache = (version, spans)
+            self._span_cache = (version, Spans.build(t))
         return self._span_cache[1]
 
     @_guarded
@@ -642,17 +636,66 @@ class Store:
         """The `limit` embedded rows nearest to `qvec` by cosine, nearest first; each row gets `_cos`.
 
         Rows not embedded yet hold placeholder vectors and never rank. nprobes/refine_factor only matter once
-        the IVF_PQ index exists (see ensure_vector_index).
+        the IVF_PQ index exists (see ensure_vector_index). Before it does, lance answers with a flat scan of
+        the whole vector column (~2 CPU-s at 1M rows, however few are embedded), so while at most
+        MATRIX_MAX_ROWS rows have a vector they are held in memory (_embedded_matrix) and ranked there.
         """
         tbl = self.chunks()
         if tbl is None:
             return []
+        held = self._embedded_matrix(tbl) if flt is None else None
+        if held is not None:
+            return self._nearest_held(tbl, held, qvec, limit)
         q = tbl.search(qvec).metric("cosine").nprobes(20).refine_factor(10).limit(limit)
         q = q.where(_where(flt, "embedded = true"), prefilter=True)
         rows = q.to_list()
         for r in rows:
             r["_cos"] = 1.0 - float(r.pop("_distance", 1.0))
         return rows
+
+    def _embedded_matrix(self, tbl) -> tuple[np.ndarray, np.ndarray] | None:
+        """(row ids, their vectors as unit rows) of the open version's embedded rows, read once per version;
+        None when the vector index exists (lance answers from it), more than MATRIX_MAX_ROWS are embedded, or
+        the table is under MATRIX_MIN_TABLE rows (a 1k-file repository's warm search was no faster)."""
+        version = tbl.version
+        if self._matrix_cache is None or self._matrix_cache[0] != version:
+            held = None
+            if self._every(tbl) >= MATRIX_MIN_TABLE and "vector_idx" not in {idx.name for idx in tbl.list_indices()}:
+                n = tbl.count_rows("embedded = true")
+                if n <= MATRIX_MAX_ROWS:
+                    t = (tbl.search().where("embedded = true").select(["vector"]).with_row_id(True)
+                         .limit(max(n, 1)).to_arrow())
+                    ids = t.column("_rowid").to_numpy()
+                    col = t.column("vector").combine_chunks()
+                    mat = col.values.to_numpy().astype(np.float32).reshape(len(col), self.dim) if len(col) else \
+                        np.zeros((0, self.dim), dtype=np.float32)
+                    norms = np.linalg.norm(mat, axis=1, keepdims=True)
+                    held = (ids, mat / np.where(norms > 0, norms, 1.0))
+            self._matrix_cache = (version, held)
+        return self._matrix_cache[1]
+
+    def _nearest_held(self, tbl, held: tuple[np.ndarray, np.ndarray], qvec, limit: int) -> list[dict]:
+        """nearest() over the held rows: the same rows, order and cosines as lance's flat scan (float32)."""
+        ids, mat = held
+        if not len(ids) or limit <= 0:
+            return []
+        q = np.asarray(qvec, dtype=np.float32).reshape(-1)
+        qn = float(np.linalg.norm(q))
+        cos = mat @ (q / qn if qn > 0 else q)
+        k = min(limit, len(ids))
+        top = np.argpartition(-cos, k - 1)[:k] if k < len(ids) else np.arange(len(ids))
+        top = top[np.argsort(-cos[top], kind="stable")]
+        want = [int(r) for r in ids[top]]
+        rows = (tbl.search().where(f"_rowid IN ({', '.join(map(str, want))})").with_row_id(True)
+                .limit(len(want)).to_list())
+        by_id = {r.pop("_rowid"): r for r in rows}
+        out = []
+        for rid, c in zip(want, cos[top].tolist(), strict=True):
+            row = by_id.get(rid)
+            if row is not None:
+                row["_cos"] = float(c)
+                out.append(row)
+        return out
 
     @_optional
     def fulltext(self, text: str, limit: int, flt: Filter | None = None) -> list[dict]:
@@ -761,12 +804,16 @@ class Store:
     def _read_text_column(self, tbl) -> TextColumn | None:
         """The text column in batches, given up (None) as soon as it passes textcolumn.MAX_BYTES: read whole
         first, a 100k-file index (~1 GB of text) took ~1.5 GB of the warm server's memory only to drop it."""
-        q = tbl.search().select(["text"]).with_row_id(True).limit(self._every(tbl))
-        batches, size = [], 0
+        total = self._every(tbl)
+        q = tbl.search().select(["text"]).with_row_id(True).limit(total)
+        batches, size, rows = [], 0, 0
         for batch in q.to_batches(TEXT_READ_BATCH):
             col = batch.column("text")
             size += int(pc.sum(pc.binary_length(col)).as_py() or 0)
-            if size > textcolumn.MAX_BYTES:
+            rows += batch.num_rows
+            # over the cap, or bound to pass it twice over at this rate: reading on to the cap took ~500 MB of
+            # the warm server's peak at 1M chunks, only to scan afterwards (the answers do not depend on it)
+            if size > textcolumn.MAX_BYTES or size * total > 2 * textcolumn.MAX_BYTES * max(rows, 1):
                 return None
             batches.append(batch)
         if not batches:
@@ -883,16 +930,19 @@ class Store:
     @_guarded
     def file_graphs(self) -> dict[str, str]:
         """path -> code graph JSON (chunking.graph) of every file that has one, in the open table version.
-        One read of the rows that carry a graph (one per file); cached until the version moves."""
-        tbl = self.chunks()
-        if tbl is None or GRAPH not in tbl.schema.names:
-            return {}
-        version = tbl.version
-        if self._graph_cache is None or self._graph_cache[0] != version:
-            t = tbl.search().where("graph != ''").select(["path", GRAPH]).limit(self._every(tbl)).to_arrow()
-            self._graph_cache = (version, dict(zip(t.column("path").to_pylist(), t.column(GRAPH).to_pylist(),
-                                                   strict=True)))
-        return self._graph_cache[1]
+        One read of the rows that carry a graph (one per file); codegraph.graph_for keeps what it builds
+        from them per version, so they are not kept here."""
+        return dict(self.file_graph_rows())
+
+    def file_graph_rows(self) -> Iterator[tuple[str, str]]:
+        """file_graphs' (path, JSON) pairs, read in batches (a 100k-file repository holds ~300 MB of it)."""
+        with self.reading():
+            tbl = self.chunks()
+            if tbl is None or GRAPH not in tbl.schema.names:
+                return
+            q = tbl.search().where("graph != ''").select(["path", GRAPH]).limit(self._every(tbl))
+            for batch in q.to_batches(TEXT_READ_BATCH):
+                yield from zip(batch.column("path").to_pylist(), batch.column(GRAPH).to_pylist(), strict=True)
 
     def table_version(self) -> int:
         """The open chunks table version (0 without a table): what caches built over the rows key on."""
@@ -945,6 +995,44 @@ class Store:
 
 
 ROWID_BATCH = 1000  # row ids per `_rowid IN (...)` read
+
+
+@dataclass(frozen=True)
+class Spans:
+    """(start_line, end_line, row id) of every chunk, grouped by path and in row id (table) order within a
+    path, as three arrays and one slice per path: held as Python tuples, 985k chunks took ~260 MB."""
+
+    at: dict[str, tuple[int, int]]  # path -> (first, end) positions in the arrays
+    start: np.ndarray
+    end: np.ndarray
+    rid: np.ndarray
+
+    @classmethod
+    def build(cls, t: pa.Table) -> Spans:
+        """From a table of path, start_line, end_line and _rowid (any order)."""
+        if not t.num_rows:
+            empty = np.zeros(0, dtype=np.int64)
+            return cls({}, empty, empty, empty)
+        t = t.take(pc.sort_indices(t, sort_keys=[("path", "ascending"), ("_rowid", "ascending")]))
+        at: dict[str, tuple[int, int]] = {}
+        paths = t.column("path").to_pylist()
+        first = 0
+        for k in range(1, len(paths) + 1):
+            if k == len(paths) or paths[k] != paths[first]:
+                at[paths[first]] = (first, k)
+                first = k
+        # a chunk without lines never covers one (such rows are not written)
+        start = pc.fill_null(t.column("start_line"), np.iinfo(np.int32).max).to_numpy()
+        end = pc.fill_null(t.column("end_line"), -1).to_numpy()
+        return cls(at, start, end, t.column("_rowid").to_numpy())
+
+    def covering(self, path: str, line: int) -> list[int]:
+        """Row ids (table order) of the chunks of `path` whose lines cover `line`."""
+        lo, hi = self.at.get(path, (0, 0))
+        if lo == hi:
+            return []
+        keep = (self.start[lo:hi] <= line) & (line <= self.end[lo:hi])
+        return [int(r) for r in self.rid[lo:hi][keep]]
 
 
 @dataclass(frozen=True)

@@ -11,12 +11,16 @@ Stdlib only: the rows come from `Store.file_graphs()`; `graph_for(store)` caches
 """
 from __future__ import annotations
 
+import collections
 import functools
 import json
 import posixpath
 import re
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+import sys
+import threading
+import zlib
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
 
 from hippo.core.pathkind import is_test
 
@@ -24,6 +28,7 @@ EXACT = "exact"  # through the file's own scopes, its imports, or `self`
 NAME = "name"  # by last name only: nothing better was found
 MAX_DEPTH = 6  # re-exports followed (`pkg/__init__.py` -> `pkg/sub/__init__.py` -> ... -> the definition)
 MAX_NAME_MATCHES = 8  # a bare-name fallback with more candidates than this says nothing
+MAX_PARSED_BYTES = 24 * 1024 * 1024  # graph JSON held parsed at once (about 8x as much memory); the rest on use
 _JS_EXTS = (".js", ".ts", ".tsx", ".mjs", ".cjs", ".jsx", ".mts", ".cts")
 _PY_EXTS = (".py", ".pyi")
 _CTOR = ("__init__", "constructor", "__post_init__", "__new__")
@@ -71,39 +76,150 @@ class Call:
         return self.callee.rsplit(".", 1)[-1]
 
 
-@dataclass
 class _File:
-    path: str
-    defs: list[Def]
-    calls: list[Call]
-    imports: dict[str, tuple[str, str]]  # bound name -> (module, attribute)
-    stars: list[str]
-    by_qual: dict[str, Def] = field(default_factory=dict)
-    assigns: dict[tuple[int, str], str] = field(default_factory=dict)  # (enclosing def idx, variable) -> callee
-    refs: list[Call] = field(default_factory=list)  # names used as values (`register(handler)`), not called
-    raw: str = ""  # the JSON it was parsed from
-    _within: dict[int, tuple[list[Call], list[Call]]] | None = field(default=None, repr=False, compare=False)
+    """One file's graph, parsed from its JSON (kept zlib-compressed) when first asked for; at most
+    MAX_PARSED_BYTES of JSON stay parsed at once (_Parsed): a 100k-file repository's graph held whole as
+    objects took ~2.5 GB of the warm server for ~290 MB of JSON. Held for good: the names its definitions,
+    call sites and value uses end in, and its import aliases (the repository-wide indexes)."""
+
+    __slots__ = ("path", "zraw", "size", "def_names", "call_tails", "ref_tails", "alias_pairs", "_body")
+
+    def __init__(self, path: str, zraw: bytes, size: int, def_names: tuple[str, ...] = (),
+                 call_tails: tuple[str, ...] = (), ref_tails: tuple[str, ...] = (),
+                 alias_pairs: tuple[tuple[str, str], ...] = ()) -> None:
+        self.path, self.zraw, self.size = path, zraw, size
+        self.def_names, self.call_tails, self.ref_tails, self.alias_pairs = def_names, call_tails, ref_tails, alias_pairs
+        self._body: _Body | None = None
+
+    @property
+    def raw(self) -> str:
+        """The JSON it was parsed from."""
+        return zlib.decompress(self.zraw).decode("utf-8")
+
+    def _parsed(self) -> _Body:
+        body = self._body
+        if body is None:
+            body = self._body = _body(self.path, json.loads(self.raw))
+            _PARSED.add(self)
+        return body
+
+    @property
+    def defs(self) -> list[Def]:
+        return self._parsed().defs
+
+    @property
+    def calls(self) -> list[Call]:
+        return self._parsed().calls
+
+    @property
+    def refs(self) -> list[Call]:
+        """Names used as values (`register(handler)`), not called."""
+        return self._parsed().refs
+
+    @property
+    def imports(self) -> dict[str, tuple[str, str]]:
+        """Bound name -> (module, attribute)."""
+        return self._parsed().imports
+
+    @property
+    def stars(self) -> list[str]:
+        return self._parsed().stars
+
+    @property
+    def by_qual(self) -> dict[str, Def]:
+        return self._parsed().by_qual
+
+    @property
+    def assigns(self) -> dict[tuple[int, str], str]:
+        """(enclosing def idx, variable) -> callee."""
+        return self._parsed().assigns
 
     def sites_within(self, d: Def) -> tuple[list[Call], list[Call]]:
         """(calls, value uses) whose innermost enclosing definition is `d`. Indexed on first use: a walk
         asks this of every definition it passes, and a long file holds thousands of sites."""
-        if self._within is None:
+        body = self._parsed()
+        if body.within is None:
             index: dict[int, tuple[list[Call], list[Call]]] = {}
-            for k, sites in enumerate((self.calls, self.refs)):
+            for k, sites in enumerate((body.calls, body.refs)):
                 for c in sites:
                     if c.within is not None:
                         index.setdefault(c.within.idx, ([], []))[k].append(c)
-            self._within = index
-        calls, refs = self._within.get(d.idx, ((), ()))  # type: ignore[arg-type]
+            body.within = index
+        calls, refs = body.within.get(d.idx, ((), ()))  # type: ignore[arg-type]
         return [c for c in calls if c.within is d or c.within == d], [r for r in refs if r.within is d or r.within == d]
 
 
-def _by_tail(sites: Iterable[Call]) -> dict[str, list[Call]]:
-    """Call sites (or value uses) by the last part of the name they use."""
-    out: dict[str, list[Call]] = {}
-    for c in sites:
-        out.setdefault(c.tail, []).append(c)
-    return out
+@dataclass
+class _Body:
+    """A file's graph as objects (_File)."""
+
+    defs: list[Def]
+    calls: list[Call]
+    refs: list[Call]
+    imports: dict[str, tuple[str, str]]
+    stars: list[str]
+    by_qual: dict[str, Def]
+    assigns: dict[tuple[int, str], str]
+    within: dict[int, tuple[list[Call], list[Call]]] | None = None
+
+
+class _Parsed:
+    """The files whose bodies are parsed, oldest first; past MAX_PARSED_BYTES of their JSON the oldest are
+    dropped (parsed again when asked for, into objects equal to the first parse's)."""
+
+    def __init__(self) -> None:
+        self.files: collections.OrderedDict[int, _File] = collections.OrderedDict()
+        self.size = 0
+        self.lock = threading.Lock()
+
+    def add(self, f: _File) -> None:
+        with self.lock:
+            if id(f) in self.files:
+                return
+            self.files[id(f)] = f
+            self.size += f.size
+            while self.size > MAX_PARSED_BYTES and len(self.files) > 1:
+                _k, old = self.files.popitem(last=False)
+                self.size -= old.size
+                old._body = None
+
+
+_PARSED = _Parsed()
+
+
+class _ByName:
+    """Definitions (or call sites, or value uses) by the last part of their name, in file then file order:
+    the files holding each name are indexed, and parsed when a name is asked for."""
+
+    def __init__(self, files: Iterable[_File], kind: str) -> None:
+        self.kind = kind  # "defs", "calls" or "refs"
+        self.by_tail: dict[str, list[_File]] = {}
+        names = "def_names" if kind == "defs" else "call_tails" if kind == "calls" else "ref_tails"
+        for f in files:
+            for tail in getattr(f, names):
+                self.by_tail.setdefault(tail, []).append(f)
+
+    def get(self, tail: str, default: list | None = None) -> list:
+        files = self.by_tail.get(tail)
+        if files is None:
+            return [] if default is None else default
+        if self.kind == "defs":
+            return [d for f in files for d in f.defs if d.name == tail]
+        return [c for f in files for c in (f.refs if self.kind == "refs" else f.calls) if c.tail == tail]
+
+    def __getitem__(self, tail: str) -> list:
+        if tail not in self.by_tail:
+            raise KeyError(tail)
+        return self.get(tail)
+
+    def __contains__(self, tail: object) -> bool:
+        return tail in self.by_tail
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.by_tail)
+
+    def __len__(self) -> int:
+        return len(self.by_tail)
 
 
 class CodeGraph:
@@ -134,48 +250,47 @@ class CodeGraph:
     # The repository-wide indexes are built on first use: resolving a failing test's calls through its
     # imports needs none of them, so a new table version costs only what a question asks for.
     @functools.cached_property
-    def by_name(self) -> dict[str, list[Def]]:
-        out: dict[str, list[Def]] = {}
-        for f in self.files.values():
-            for d in f.defs:
-                out.setdefault(d.name, []).append(d)
-        return out
+    def by_name(self) -> _ByName:
+        return _ByName(self.files.values(), "defs")
 
     @functools.cached_property
-    def calls_by_tail(self) -> dict[str, list[Call]]:
-        return _by_tail(c for f in self.files.values() for c in f.calls)
+    def calls_by_tail(self) -> _ByName:
+        return _ByName(self.files.values(), "calls")
 
     @functools.cached_property
-    def refs_by_tail(self) -> dict[str, list[Call]]:
-        return _by_tail(r for f in self.files.values() for r in f.refs)
+    def refs_by_tail(self) -> _ByName:
+        return _ByName(self.files.values(), "refs")
 
     @functools.cached_property
     def aliases(self) -> dict[str, set[str]]:
         """Imported name -> the names it is bound to (`import {a as b}`, `from m import a as b`)."""
         out: dict[str, set[str]] = {}
         for f in self.files.values():
-            for bound, (_module, attr) in f.imports.items():
-                if attr and attr not in ("default", bound):
-                    out.setdefault(attr, set()).add(bound.rsplit(".", 1)[-1])
+            for attr, bound in f.alias_pairs:
+                out.setdefault(attr, set()).add(bound)
         return out
 
     @classmethod
-    def from_rows(cls, rows: dict[str, str], previous: CodeGraph | None = None) -> CodeGraph:
-        """The graph of `rows` (path -> graph JSON); files whose JSON is unchanged since `previous` are
-        reused, not parsed again (an edit re-parses one file, not the repository)."""
+    def from_rows(cls, rows: Mapping[str, str] | Iterable[tuple[str, str]], previous: CodeGraph | None = None) -> CodeGraph:
+        """The graph of `rows` (path -> graph JSON, or such pairs; a later pair for a path wins); files whose
+        JSON is unchanged since `previous` are reused, not parsed again (an edit re-parses one file, not the
+        repository)."""
         files: dict[str, _File] = {}
         old = previous.files if previous is not None else {}
-        # by path: the rows come in scan order, which varies, and name lookups list definitions in file order
-        for path, raw in sorted(rows.items()):
+        latest: dict[str, str | _File] = {}
+        for path, raw in (rows.items() if isinstance(rows, Mapping) else rows):
             prev = old.get(path)
-            if prev is not None and prev.raw == raw:
-                files[path] = prev
+            # an unchanged file is reused; a new one is held compressed until parsed below
+            latest[path] = prev if prev is not None and _same(prev, raw) else raw
+        # by path: the rows come in scan order, which varies, and name lookups list definitions in file order
+        for path in sorted(latest):
+            got = latest.pop(path)
+            if isinstance(got, _File):
+                files[path] = got
                 continue
-            try:
-                data = json.loads(raw)
-            except (TypeError, ValueError):
-                continue
-            files[path] = _parse(path, data, raw)
+            f = _load(path, got)
+            if f is not None:
+                files[path] = f
         return cls(files)
 
     # --- definitions by name -------------------------------------------------------------------
@@ -452,7 +567,7 @@ class CodeGraph:
                 continue  # a class body is no scope of its methods (Python and JS alike), only of its data
             qual = ".".join([*scopes[:k], head])
             d = f.by_qual.get(qual)
-            if d is not None and (d is within or (k and d.kind == "method")):
+            if d is not None and (d == within or (k and d.kind == "method")):
                 continue  # a bare name never means a method, nor (`Cmd.parse = ...` calling `parse`) itself
             if d is not None:
                 return self._walk([d], parts[1:], f) if len(parts) > 1 else [d]
@@ -469,7 +584,7 @@ class CodeGraph:
         for module in reversed(f.stars):  # the last star import of a name wins
             for p in self._module_files(f.path, module):
                 g = self.files.get(p)
-                if g is not None and g is not f:
+                if g is not None and g.path != f.path:
                     found = self._lookup(g, parts[:1], None, depth + 1)
                     if found:
                         return self._walk(found, parts[1:], g) if len(parts) > 1 else found
@@ -504,7 +619,7 @@ class CodeGraph:
             d = g.by_qual.get(name)
             if d is not None:
                 out.append(d)
-            elif g is not f:  # re-exported by an import or a star import
+            elif g.path != f.path:  # re-exported by an import or a star import
                 out.extend(self._lookup(g, [name], None, depth + 1))
             elif attr == "default":
                 tops = [x for x in g.defs if "." not in x.qual and x.kind in ("class", "function")]
@@ -557,8 +672,38 @@ def _plain(d: Def) -> tuple:
             -d.path.count("/"), -len(d.path))
 
 
-def _parse(path: str, data: dict, raw: str = "") -> _File:
-    defs = [Def(path, str(q), str(k), int(a), int(b), tuple(bases or ()), i)
+def _same(f: _File, raw: str) -> bool:
+    try:
+        return f.size == len(raw) and f.raw == raw
+    except (TypeError, zlib.error, UnicodeDecodeError):
+        return False
+
+
+def _load(path: str, raw: str) -> _File | None:
+    """A file's held part (the names its definitions and sites end in, its import aliases) from its JSON;
+    None for JSON that does not parse."""
+    try:
+        data = json.loads(raw)
+        zraw = zlib.compress(raw.encode("utf-8"), 1)
+        defs = data.get("d", [])
+        n = len(defs)
+        def_names = dict.fromkeys(sys.intern(str(q).rsplit(".", 1)[-1]) for q, *_rest in defs)
+        call_tails = dict.fromkeys(sys.intern(str(callee).rsplit(".", 1)[-1]) for callee, _line, _w in data.get("c", []))
+        ref_tails = dict.fromkeys(sys.intern(str(name).rsplit(".", 1)[-1]) for name, _line, w in data.get("r", [])
+                                  if 0 <= w < n)
+        imports: dict[str, str] = {}
+        for bound, _module, attr, _line in data.get("i", []):
+            if attr != "*":
+                imports.setdefault(bound, attr)
+    except (TypeError, ValueError, AttributeError):
+        return None
+    aliases = tuple((sys.intern(attr), sys.intern(bound.rsplit(".", 1)[-1])) for bound, attr in imports.items()
+                    if attr and attr not in ("default", bound))
+    return _File(path, zraw, len(raw), tuple(def_names), tuple(call_tails), tuple(ref_tails), aliases)
+
+
+def _body(path: str, data: dict) -> _Body:
+    defs = [Def(path, str(q), sys.intern(str(k)), int(a), int(b), tuple(bases or ()), i)
             for i, (q, k, a, b, bases) in enumerate(data.get("d", []))]
     calls = [Call(path, int(line), str(callee), defs[w] if 0 <= w < len(defs) else None)
              for callee, line, w in data.get("c", [])]
@@ -574,7 +719,7 @@ def _parse(path: str, data: dict, raw: str = "") -> _File:
         by_qual.setdefault(d.qual, d)
     assigns = {(int(w), str(var)): str(callee) for var, callee, w in data.get("a", [])}
     refs = [Call(path, int(line), str(name), defs[w]) for name, line, w in data.get("r", []) if 0 <= w < len(defs)]
-    return _File(path, defs, calls, imports, stars, by_qual, assigns, raw=raw, refs=refs)
+    return _Body(defs, calls, refs, imports, stars, by_qual, assigns)
 
 
 _CACHE_ATTR = "_code_graph"
@@ -586,6 +731,7 @@ def graph_for(store) -> CodeGraph:
     cached = getattr(store, _CACHE_ATTR, None)
     if cached is not None and cached[0] == version:
         return cached[1]
-    graph = CodeGraph.from_rows(store.file_graphs(), cached[1] if cached is not None else None)
+    rows = getattr(store, "file_graph_rows", None)  # streamed: the JSON is not held twice while the graph is built
+    graph = CodeGraph.from_rows(rows() if callable(rows) else store.file_graphs(), cached[1] if cached is not None else None)
     setattr(store, _CACHE_ATTR, (version, graph))
     return graph
