@@ -272,6 +272,10 @@ def test_session_start_in_a_big_tree_lists_uncommitted_files_through_the_warm_se
     from hippo.surfaces.hooks import session_start
 
     root, srv = warm_server
+    # the server runs in this process: a loaded machine must not turn its sync or refresh into a fallback
+    monkeypatch.setattr(watchmod, "SYNC_S", 120.0)
+    monkeypatch.setattr(watchmod, "REFRESH_WAIT_S", 120.0)
+    monkeypatch.setattr(session_start, "SERVER_DIRTY_SECONDS", 240.0)
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "projects")
     cart = root / "py/shop/cart.py"
