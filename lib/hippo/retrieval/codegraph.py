@@ -6,7 +6,10 @@ Resolution of a callee as written at a call site, best first:
 - a name the file defines (the enclosing function's nested definitions, then module level);
 - a name the file imports (`from m import x as y`, `import m as z`, relative imports, JS `import` and
   `require`), followed through the module's own definitions (`z.f`, `Cls.method`);
+- a pytest parametrize argument of the enclosing test or its class (`@parametrize("fn", [f, g])`): its values;
 - only when none of these applies, every definition with that last name ("name" resolution).
+Handlers a decorator registers (`@X.register(T)`) are never called by name: `handlers_of(d)` lists those
+whoever reaches X (or calls a registry object named X) dispatches to.
 Stdlib only: the rows come from `Store.file_graphs()`; `graph_for(store)` caches one graph per table version.
 """
 from __future__ import annotations
@@ -82,6 +85,8 @@ class _File:
     assigns: dict[tuple[int, str], str] = field(default_factory=dict)  # (enclosing def idx, variable) -> callee
     refs: list[Call] = field(default_factory=list)  # names used as values (`register(handler)`), not called
     raw: str = ""  # the JSON it was parsed from
+    registrations: list[tuple[str, tuple[str, ...], Def]] = field(default_factory=list)  # (registry, types, handler)
+    params: dict[int, dict[str, list[str]]] = field(default_factory=dict)  # def idx -> argument -> values
     _within: dict[int, tuple[list[Call], list[Call]]] | None = field(default=None, repr=False, compare=False)
 
     def sites_within(self, d: Def) -> tuple[list[Call], list[Call]]:
@@ -148,6 +153,43 @@ class CodeGraph:
     @functools.cached_property
     def refs_by_tail(self) -> dict[str, list[Call]]:
         return _by_tail(r for f in self.files.values() for r in f.refs)
+
+    @functools.cached_property
+    def _registries(self) -> tuple[dict[Def, list[Def]], dict[str, list[tuple[str, Def]]], dict[Def, tuple[str, ...]]]:
+        """(registry definition -> handlers, registry object's name -> (its file, handler), handler -> the
+        types it is registered for). A registry that resolves to no definition (`reg = Registry()` at module
+        level) is known by its name: a call or use of that name in a file that binds it reaches its handlers."""
+        by_def: dict[Def, list[Def]] = {}
+        by_name: dict[str, list[tuple[str, Def]]] = {}
+        types: dict[Def, tuple[str, ...]] = {}
+        for f in self.files.values():
+            for registry, ts, handler in f.registrations:
+                types[handler] = types.get(handler, ()) + ts
+                found = [d for d in self._lookup(f, registry.split("."), None) if d != handler]
+                for d in found:
+                    by_def.setdefault(d, []).append(handler)
+                if not found:
+                    by_name.setdefault(registry.rsplit(".", 1)[-1], []).append((f.path, handler))
+        return by_def, by_name, types
+
+    def handlers_of(self, d: Def) -> list[Def]:
+        """Handlers registered with `d` (a dispatcher class or generic function), and with the registry
+        objects `d` calls or uses by a name its file binds (`for fact in class_fact_registry(expr)`)."""
+        by_def, by_name, _types = self._registries
+        out = list(by_def.get(d, ()))
+        f = self.files.get(d.path)
+        if by_name and f is not None:
+            calls, refs = f.sites_within(d)
+            for site in calls + refs:
+                for part in site.callee.split(".")[:2]:
+                    for path, h in by_name.get(part, ()):
+                        if h not in out and (path == d.path or part in f.imports):
+                            out.append(h)
+        return out
+
+    def registered_types(self, d: Def) -> tuple[str, ...]:
+        """The types handler `d` is registered for (`@X.register(Pow)`: Pow), as written."""
+        return self._registries[2].get(d, ())
 
     @functools.cached_property
     def aliases(self) -> dict[str, set[str]]:
@@ -246,6 +288,10 @@ class CodeGraph:
             found = self._instance_member(f, parts, call)
             if found:
                 return found, EXACT
+        elif call.within is not None and f.params:
+            found = self._parametrized(f, head, call.within)
+            if found:
+                return found, EXACT
         return self._by_name(parts[-1], method=len(parts) > 1), NAME
 
     def _instance_member(self, f: _File, parts: list[str], call: Call) -> list[Def]:
@@ -258,6 +304,23 @@ class CodeGraph:
             found = self._walk(classes, parts[1:], f) if classes else []
             if found:
                 return found
+        return []
+
+    def _parametrized(self, f: _File, name: str, within: Def) -> list[Def]:
+        """What a pytest parametrize argument `name` of `within` (or of its class) holds: each value resolved
+        in the file; a value naming a table (`FNS = [nx.f, nx.g]`) gives what the table lists."""
+        owners = [within] + ([c] if (c := self._enclosing_class(f, within)) is not None else [])
+        for owner in owners:
+            values = f.params.get(owner.idx, {}).get(name)
+            if not values:
+                continue
+            out: list[Def] = []
+            for v in values:
+                for d in self._lookup(f, v.split("."), None):
+                    for x in self.references(d) if d.kind == "data" else [d]:
+                        if x not in out:
+                            out.append(x)
+            return out
         return []
 
     def callees(self, d: Def) -> list[tuple[Call, list[Def], str]]:
@@ -574,7 +637,13 @@ def _parse(path: str, data: dict, raw: str = "") -> _File:
         by_qual.setdefault(d.qual, d)
     assigns = {(int(w), str(var)): str(callee) for var, callee, w in data.get("a", [])}
     refs = [Call(path, int(line), str(name), defs[w]) for name, line, w in data.get("r", []) if 0 <= w < len(defs)]
-    return _File(path, defs, calls, imports, stars, by_qual, assigns, raw=raw, refs=refs)
+    registrations = [(str(registry), tuple(map(str, types)), defs[w]) for registry, types, w in data.get("g", [])
+                     if 0 <= w < len(defs)]
+    params: dict[int, dict[str, list[str]]] = {}
+    for name, values, w in data.get("p", []):
+        params.setdefault(int(w), {}).setdefault(str(name), list(map(str, values)))
+    return _File(path, defs, calls, imports, stars, by_qual, assigns, raw=raw, refs=refs,
+                 registrations=registrations, params=params)
 
 
 _CACHE_ATTR = "_code_graph"
