@@ -589,3 +589,30 @@ def test_a_pytest_parametrize_argument_resolves_to_its_values():
     assert called["g"] == (["ask", "solve"], EXACT)
     rows = graph_of("tests/test_calc.py", DISPATCH["tests/test_calc.py"])["p"]
     assert [r[:2] for r in rows] == [["fn", ["FNS"]], ["g", ["ask", "solve"]]]  # `k`'s values are no names
+
+
+def test_the_walk_reaches_handlers_and_a_type_the_test_writes_ranks_its_handler_first():
+    """A handler registered for Pow, and a printer's `_print_Pow`, outrank their siblings when the test
+    builds a Pow; the handler's why says what it is registered with."""
+    from hippo.push.diagnosis import suspects
+
+    files = dict(DISPATCH)
+    files["calc/printer.py"] = ("class Printer:\n    def doprint(self, expr):\n"
+                                "        return getattr(self, '_print_' + type(expr).__name__)(expr)\n\n"
+                                "    def _print_Mul(self, expr):\n        return '*'\n\n"
+                                "    def _print_Pow(self, expr):\n        return '**'\n")
+    files["tests/test_print.py"] = ("from calc.kinds import Pow\nfrom calc.printer import Printer\n\n\n"
+                                    "def test_print():\n    assert Printer().doprint(Pow()) == '^'\n")
+    g = _graph(files)
+    for test, body, expected in (("test_pow", files["tests/test_calc.py"], "_"),
+                                 ("test_print", files["tests/test_print.py"], "Printer._print_Pow")):
+        reached = suspects.walk(g, g.find(test))
+        ranked = suspects.rank(reached, frozenset(), frozenset(), [], lambda _d: "",
+                               test_names=suspects.identifiers(body))
+        top = ranked[0]
+        assert (top.d.qual, top.features["dispatch_type"]) == (expected, 1.0)
+        siblings = [s for s in ranked if s.d.qual == expected and s is not top] or \
+            [s for s in ranked if s.d.qual == "Printer._print_Mul"]
+        assert siblings and all(s.features["dispatch_type"] == 0.0 for s in siblings)
+    handler = next(s for d, s in suspects.walk(g, g.find("test_pow")).items() if s.types == ("Pow",))
+    assert handler.how == suspects.HANDLER and handler.why() == "a handler of IntegerPredicate, 2 calls down"
