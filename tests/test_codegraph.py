@@ -566,3 +566,101 @@ def test_an_unchanged_file_is_reused_from_the_previous_graph():
     assert all(g2.files[p] is g1.files[p] for p in rows if p != "pkg/util.py")
     assert g2.files["pkg/util.py"] is not g1.files["pkg/util.py"]
     assert [d.qual for d in g2.files["pkg/util.py"].defs] == ["helper"]
+
+
+DISPATCH = {
+    "calc/__init__.py": "VERSION = 1\n",
+    "calc/kinds.py": "class Pow:\n    pass\n\n\nclass Mul:\n    pass\n",
+    "calc/predicates.py": (
+        "class Predicate:\n"
+        "    @classmethod\n"
+        "    def register(cls, *types):\n"
+        "        return cls.handler.register(*types)\n\n\n"
+        "class IntegerPredicate(Predicate):\n"
+        "    handler = None\n\n\n"
+        "def ask(pred, expr):\n"
+        "    return pred.handler(expr)\n"),
+    "calc/handlers.py": (
+        "from calc.kinds import Mul, Pow\n"
+        "from calc.predicates import IntegerPredicate\n\n\n"
+        "@IntegerPredicate.register(Pow)\n"
+        "def _(expr):\n"
+        "    return expr.exp >= 0\n\n\n"
+        "@IntegerPredicate.register(Mul)\n"
+        "def _(expr):\n"
+        "    return True\n\n\n"
+        "class Registry:\n"
+        "    def multiregister(self, *types):\n"
+        "        return lambda f: f\n\n\n"
+        "facts = Registry()\n\n\n"
+        "@facts.multiregister(Pow, Mul)\n"
+        "def _(expr):\n"
+        "    return []\n"),
+    "calc/solver.py": "from calc.handlers import facts\n\n\ndef solve(expr):\n    return [f for f in facts(expr)]\n",
+    "tests/test_calc.py": (
+        "import pytest\n"
+        "from calc.kinds import Pow\n"
+        "from calc.predicates import IntegerPredicate, ask\n"
+        "from calc.solver import solve\n"
+        "from calc import solver\n\n"
+        "FNS = [solve, solver.solve]\n\n\n"
+        "def test_pow():\n"
+        "    assert ask(IntegerPredicate(), Pow())\n\n\n"
+        "@pytest.mark.parametrize('fn', FNS)\n"
+        "class TestSolve:\n"
+        "    @pytest.mark.parametrize('k, g', [(1, ask), (2, solve)])\n"
+        "    def test_solve(self, fn, k, g):\n"
+        "        assert fn(Pow()) == g(k)\n"),
+}
+
+
+def test_registered_handlers_are_reachable_from_their_dispatcher_and_registry_object():
+    """`@X.register(T)` handlers are never called by name: reaching X (a class or function) or calling
+    a registry object by a name the file imports reaches them, with the types they are registered for."""
+    g = _graph(DISPATCH)
+    handlers = g.files["calc/handlers.py"].defs
+    pow_h, mul_h, facts_h = [d for d in handlers if d.qual == "_"]
+    integer = g.find("IntegerPredicate")[0]
+    assert g.handlers_of(integer) == [pow_h, mul_h]
+    assert g.registered_types(pow_h) == ("Pow",) and g.registered_types(facts_h) == ("Pow", "Mul")
+    assert g.handlers_of(g.find("solve")[0]) == [facts_h]  # `facts(expr)`, imported from the registry's file
+    assert g.handlers_of(g.find("ask")[0]) == []
+
+
+def test_a_pytest_parametrize_argument_resolves_to_its_values():
+    """`@parametrize('fn', FNS)` on the class, `('k, g', [(1, ask), ...])` on the method: a call of the
+    argument reaches the functions listed (a named table is read through its entries)."""
+    g = _graph(DISPATCH)
+    test = g.find("TestSolve.test_solve")[0]
+    called = {c.callee: ([d.qual for d in found], how) for c, found, how in g.callees(test)}
+    assert called["fn"] == (["solve"], EXACT)
+    assert called["g"] == (["ask", "solve"], EXACT)
+    rows = graph_of("tests/test_calc.py", DISPATCH["tests/test_calc.py"])["p"]
+    assert [r[:2] for r in rows] == [["fn", ["FNS"]], ["g", ["ask", "solve"]]]  # `k`'s values are no names
+
+
+def test_the_walk_reaches_handlers_and_a_type_the_test_writes_ranks_its_handler_first():
+    """A handler registered for Pow, and a printer's `_print_Pow`, outrank their siblings when the test
+    builds a Pow; the handler's why says what it is registered with."""
+    from hippo.push.diagnosis import suspects
+
+    files = dict(DISPATCH)
+    files["calc/printer.py"] = ("class Printer:\n    def doprint(self, expr):\n"
+                                "        return getattr(self, '_print_' + type(expr).__name__)(expr)\n\n"
+                                "    def _print_Mul(self, expr):\n        return '*'\n\n"
+                                "    def _print_Pow(self, expr):\n        return '**'\n")
+    files["tests/test_print.py"] = ("from calc.kinds import Pow\nfrom calc.printer import Printer\n\n\n"
+                                    "def test_print():\n    assert Printer().doprint(Pow()) == '^'\n")
+    g = _graph(files)
+    for test, body, expected in (("test_pow", files["tests/test_calc.py"], "_"),
+                                 ("test_print", files["tests/test_print.py"], "Printer._print_Pow")):
+        reached = suspects.walk(g, g.find(test))
+        ranked = suspects.rank(reached, frozenset(), frozenset(), [], lambda _d: "",
+                               test_names=suspects.identifiers(body))
+        top = ranked[0]
+        assert (top.d.qual, top.features["dispatch_type"]) == (expected, 1.0)
+        siblings = [s for s in ranked if s.d.qual == expected and s is not top] or \
+            [s for s in ranked if s.d.qual == "Printer._print_Mul"]
+        assert siblings and all(s.features["dispatch_type"] == 0.0 for s in siblings)
+    handler = next(s for d, s in suspects.walk(g, g.find("test_pow")).items() if s.types == ("Pow",))
+    assert handler.how == suspects.HANDLER and handler.why() == "a handler of IntegerPredicate, 2 calls down"

@@ -6,7 +6,10 @@ Resolution of a callee as written at a call site, best first:
 - a name the file defines (the enclosing function's nested definitions, then module level);
 - a name the file imports (`from m import x as y`, `import m as z`, relative imports, JS `import` and
   `require`), followed through the module's own definitions (`z.f`, `Cls.method`);
+- a pytest parametrize argument of the enclosing test or its class (`@parametrize("fn", [f, g])`): its values;
 - only when none of these applies, every definition with that last name ("name" resolution).
+Handlers a decorator registers (`@X.register(T)`) are never called by name: `handlers_of(d)` lists those
+whoever reaches X (or calls a registry object named X) dispatches to.
 Stdlib only: the rows come from `Store.file_graphs()`; `graph_for(store)` caches one graph per table version.
 """
 from __future__ import annotations
@@ -82,13 +85,14 @@ class _File:
     objects took ~2.5 GB of the warm server for ~290 MB of JSON. Held for good: the names its definitions,
     call sites and value uses end in, and its import aliases (the repository-wide indexes)."""
 
-    __slots__ = ("path", "zraw", "size", "def_names", "call_tails", "ref_tails", "alias_pairs", "_body")
+    __slots__ = ("path", "zraw", "size", "def_names", "call_tails", "ref_tails", "alias_pairs", "registers", "_body")
 
     def __init__(self, path: str, zraw: bytes, size: int, def_names: tuple[str, ...] = (),
                  call_tails: tuple[str, ...] = (), ref_tails: tuple[str, ...] = (),
-                 alias_pairs: tuple[tuple[str, str], ...] = ()) -> None:
+                 alias_pairs: tuple[tuple[str, str], ...] = (), registers: bool = False) -> None:
         self.path, self.zraw, self.size = path, zraw, size
         self.def_names, self.call_tails, self.ref_tails, self.alias_pairs = def_names, call_tails, ref_tails, alias_pairs
+        self.registers = registers  # it registers handlers with a decorator (the registry table reads only these)
         self._body: _Body | None = None
 
     @property
@@ -134,6 +138,16 @@ class _File:
         """(enclosing def idx, variable) -> callee."""
         return self._parsed().assigns
 
+    @property
+    def registrations(self) -> list[tuple[str, tuple[str, ...], Def]]:
+        """(registry, types, handler) for each handler a decorator registers (`@X.register(T)`)."""
+        return self._parsed().registrations if self.registers else []
+
+    @property
+    def params(self) -> dict[int, dict[str, list[str]]]:
+        """Definition index -> pytest parametrize argument -> its values as written."""
+        return self._parsed().params
+
     def sites_within(self, d: Def) -> tuple[list[Call], list[Call]]:
         """(calls, value uses) whose innermost enclosing definition is `d`. Indexed on first use: a walk
         asks this of every definition it passes, and a long file holds thousands of sites."""
@@ -160,6 +174,8 @@ class _Body:
     stars: list[str]
     by_qual: dict[str, Def]
     assigns: dict[tuple[int, str], str]
+    registrations: list[tuple[str, tuple[str, ...], Def]]  # (registry, types, handler)
+    params: dict[int, dict[str, list[str]]]  # def idx -> argument -> values
     within: dict[int, tuple[list[Call], list[Call]]] | None = None
 
 
@@ -262,6 +278,45 @@ class CodeGraph:
         return _ByName(self.files.values(), "refs")
 
     @functools.cached_property
+    def _registries(self) -> tuple[dict[Def, list[Def]], dict[str, list[tuple[str, Def]]], dict[Def, tuple[str, ...]]]:
+        """(registry definition -> handlers, registry object's name -> (its file, handler), handler -> the
+        types it is registered for). A registry that resolves to no definition (`reg = Registry()` at module
+        level) is known by its name: a call or use of that name in a file that binds it reaches its handlers."""
+        by_def: dict[Def, list[Def]] = {}
+        by_name: dict[str, list[tuple[str, Def]]] = {}
+        types: dict[Def, tuple[str, ...]] = {}
+        for f in self.files.values():
+            if not f.registers:
+                continue
+            for registry, ts, handler in f.registrations:
+                types[handler] = types.get(handler, ()) + ts
+                found = [d for d in self._lookup(f, registry.split("."), None) if d != handler]
+                for d in found:
+                    by_def.setdefault(d, []).append(handler)
+                if not found:
+                    by_name.setdefault(registry.rsplit(".", 1)[-1], []).append((f.path, handler))
+        return by_def, by_name, types
+
+    def handlers_of(self, d: Def) -> list[Def]:
+        """Handlers registered with `d` (a dispatcher class or generic function), and with the registry
+        objects `d` calls or uses by a name its file binds (`for fact in class_fact_registry(expr)`)."""
+        by_def, by_name, _types = self._registries
+        out = list(by_def.get(d, ()))
+        f = self.files.get(d.path)
+        if by_name and f is not None:
+            calls, refs = f.sites_within(d)
+            for site in calls + refs:
+                for part in site.callee.split(".")[:2]:
+                    for path, h in by_name.get(part, ()):
+                        if h not in out and (path == d.path or part in f.imports):
+                            out.append(h)
+        return out
+
+    def registered_types(self, d: Def) -> tuple[str, ...]:
+        """The types handler `d` is registered for (`@X.register(Pow)`: Pow), as written."""
+        return self._registries[2].get(d, ())
+
+    @functools.cached_property
     def aliases(self) -> dict[str, set[str]]:
         """Imported name -> the names it is bound to (`import {a as b}`, `from m import a as b`)."""
         out: dict[str, set[str]] = {}
@@ -361,6 +416,10 @@ class CodeGraph:
             found = self._instance_member(f, parts, call)
             if found:
                 return found, EXACT
+        elif call.within is not None and f.params:
+            found = self._parametrized(f, head, call.within)
+            if found:
+                return found, EXACT
         return self._by_name(parts[-1], method=len(parts) > 1), NAME
 
     def _instance_member(self, f: _File, parts: list[str], call: Call) -> list[Def]:
@@ -373,6 +432,23 @@ class CodeGraph:
             found = self._walk(classes, parts[1:], f) if classes else []
             if found:
                 return found
+        return []
+
+    def _parametrized(self, f: _File, name: str, within: Def) -> list[Def]:
+        """What a pytest parametrize argument `name` of `within` (or of its class) holds: each value resolved
+        in the file; a value naming a table (`FNS = [nx.f, nx.g]`) gives what the table lists."""
+        owners = [within] + ([c] if (c := self._enclosing_class(f, within)) is not None else [])
+        for owner in owners:
+            values = f.params.get(owner.idx, {}).get(name)
+            if not values:
+                continue
+            out: list[Def] = []
+            for v in values:
+                for d in self._lookup(f, v.split("."), None):
+                    for x in self.references(d) if d.kind == "data" else [d]:
+                        if x not in out:
+                            out.append(x)
+            return out
         return []
 
     def callees(self, d: Def) -> list[tuple[Call, list[Def], str]]:
@@ -699,7 +775,8 @@ def _load(path: str, raw: str) -> _File | None:
         return None
     aliases = tuple((sys.intern(attr), sys.intern(bound.rsplit(".", 1)[-1])) for bound, attr in imports.items()
                     if attr and attr not in ("default", bound))
-    return _File(path, zraw, len(raw), tuple(def_names), tuple(call_tails), tuple(ref_tails), aliases)
+    return _File(path, zraw, len(raw), tuple(def_names), tuple(call_tails), tuple(ref_tails), aliases,
+                 registers=bool(data.get("g")))
 
 
 def _body(path: str, data: dict) -> _Body:
@@ -719,7 +796,12 @@ def _body(path: str, data: dict) -> _Body:
         by_qual.setdefault(d.qual, d)
     assigns = {(int(w), str(var)): str(callee) for var, callee, w in data.get("a", [])}
     refs = [Call(path, int(line), str(name), defs[w]) for name, line, w in data.get("r", []) if 0 <= w < len(defs)]
-    return _Body(defs, calls, refs, imports, stars, by_qual, assigns)
+    registrations = [(str(registry), tuple(map(str, types)), defs[w]) for registry, types, w in data.get("g", [])
+                     if 0 <= w < len(defs)]
+    params: dict[int, dict[str, list[str]]] = {}
+    for name, values, w in data.get("p", []):
+        params.setdefault(int(w), {}).setdefault(str(name), list(map(str, values)))
+    return _Body(defs, calls, refs, imports, stars, by_qual, assigns, registrations, params)
 
 
 _CACHE_ATTR = "_code_graph"

@@ -16,6 +16,11 @@ The result is a small JSON-ready dict, `FileGraph.to_json()`:
      names the file defines or imports: a local variable leads nowhere. A table is also used when it is
      indexed, iterated, tested with `in`, or has a method called (`KEYWORDS.get(w)`, `self.RE.match(s)`);
      those uses are kept for the file's own data definitions and for CONSTANT_CASE names.
+  g: [[registry as written, [types as written], index into d of the decorated definition], ...] (Python, only
+     when any) a handler registered by a decorator, `@X.register(T)`, `@X.multiregister(T, U)`, `@f.register`:
+     nothing calls it by name; whoever dispatches through X does.
+  p: [[argument name, [values as written], index into d of the decorated test or class], ...] (Python, only
+     when any) `@pytest.mark.parametrize("fn", [f, g])` or `("fn", FNS)`: what the test's `fn(...)` calls.
 Data definitions (kind "data") are module-level and class-level assignments of a literal value: a dict,
 list, string, number, regex (`re.compile(r"...")`, `/x/`, `new RegExp(..)`), a frozen set or map. Real
 fixes edit such tables (keyword lists, lexer regexes, class-level patterns), so the walk must reach them.
@@ -62,6 +67,7 @@ _PY_QUERY = """
 (for_statement right: [(identifier) (attribute)] @ref.data)
 (comparison_operator [(identifier) (attribute)] @ref.data)
 (call function: (attribute object: [(identifier) (attribute)] @ref.data))
+(decorated_definition (decorator) @decorator)
 """
 
 _JS_QUERY_COMMON = f"""
@@ -115,7 +121,10 @@ _DATA_CALLS = re.compile(r"(?:re\.)?compile|frozenset|set|dict|tuple|OrderedDict
 _CONSTANT = re.compile(r"[A-Z][A-Z0-9_]+")
 
 _local = threading.local()  # compiled queries, per thread like the parsers
-_ORDER_FREE = frozenset({"ref", "ref.data", "assign.call"})  # captures whose list order the builder does not use
+_ORDER_FREE = frozenset({"ref", "ref.data", "assign.call"})
+# a decorator that registers the function it decorates with a dispatcher (`@X.register(T)`, `register_many`,
+# `multiregister`): nothing calls the handler by name
+_REGISTERS = re.compile(r"(?:multi)?register(?:_many)?")  # captures whose list order the builder does not use
 
 
 @dataclass
@@ -125,9 +134,16 @@ class FileGraph:
     imports: list[list] = field(default_factory=list)
     assigns: list[list] = field(default_factory=list)
     refs: list[list] = field(default_factory=list)
+    registrations: list[list] = field(default_factory=list)
+    params: list[list] = field(default_factory=list)
 
     def to_json(self) -> dict:
-        return {"d": self.defs, "c": self.calls, "i": self.imports, "a": self.assigns, "r": self.refs}
+        out = {"d": self.defs, "c": self.calls, "i": self.imports, "a": self.assigns, "r": self.refs}
+        if self.registrations:  # rare: most files' JSON stays as it was
+            out["g"] = self.registrations
+        if self.params:
+            out["p"] = self.params
+        return out
 
 
 def _query(lang: str):
@@ -229,7 +245,63 @@ class _Builder:
                       if (last := src[n.start_byte:n.end_byte].decode("utf-8", "replace").rsplit(".", 1)[-1].strip())
                       in data or constant(last)]
         g.refs = self._refs(caps.get("ref", []) + table_uses, spans, known)
+        if caps.get("decorator"):
+            index = {span: i for i, span in enumerate(spans)}
+            for deco in caps["decorator"]:
+                self._decorator(deco, index, g)
         return g
+
+    # --- decorators (Python) ----------------------------------------------------------------------------
+    def _decorator(self, deco: Node, index: dict[tuple[int, int], int], g: FileGraph) -> None:
+        """A registration (`@X.register(T)`) or a pytest parametrize of the definition `deco` decorates."""
+        target = deco.parent.child_by_field_name("definition") if deco.parent is not None else None
+        i = index.get((target.start_byte, target.end_byte), -1) if target is not None else -1
+        expr = deco.named_children[0] if deco.named_children else None
+        if i < 0 or expr is None:
+            return
+        fn, args = (expr.child_by_field_name("function"), expr.child_by_field_name("arguments")) \
+            if expr.type == "call" else (expr, None)
+        callee = self._callee(fn) if fn is not None else ""
+        registry, _, tail = callee.rpartition(".")
+        if registry and _REGISTERS.fullmatch(tail) and _CHAIN.fullmatch(registry):
+            types = [_text(self.src, a) for a in (args.named_children if args is not None else ())
+                     if a.type in ("identifier", "attribute")]
+            g.registrations.append([registry, types[:8], i])
+        elif tail == "parametrize" and args is not None:
+            g.params.extend([name, values, i] for name, values in self._parametrized(args))
+
+    def _parametrized(self, args: Node) -> list[tuple[str, list[str]]]:
+        """(argument name, values as written) of `parametrize("a, b", [(f, 1), (g, 2)])` or `("fn", FNS)`:
+        a value is a name or dotted chain; a list or tuple gives each element (the k-th of each row for
+        the k-th name); a name for the whole list is kept as it is (the walk reads the table it names)."""
+        pos = [a for a in args.named_children if a.type != "keyword_argument" and a.type != "comment"]
+        if len(pos) < 2 or pos[0].type not in ("string", "list", "tuple"):
+            return []
+        names = [n.strip() for n in re.findall(r"[A-Za-z_]\w*", _text(self.src, pos[0]))
+                 if n not in ("r", "b", "u", "f")] if pos[0].type != "string" else \
+            [n.strip() for n in _text(self.src, pos[0]).strip("'\"").split(",") if n.strip()]
+        values = pos[1]
+        out: list[tuple[str, list[str]]] = []
+        for k, name in enumerate(names[:6]):
+            if values.type in ("identifier", "attribute"):
+                found = [_text(self.src, values)]
+            elif values.type in ("list", "tuple"):
+                found = []
+                for row in values.named_children[:50]:
+                    item = row
+                    if row.type in ("tuple", "list") and len(names) > 1:
+                        kids = row.named_children
+                        item = kids[k] if k < len(kids) else None
+                    elif len(names) > 1:
+                        item = None  # `pytest.param(...)` rows and the like: not read
+                    if item is not None and item.type in ("identifier", "attribute"):
+                        found.append("".join(_text(self.src, item).split()))
+            else:
+                found = []
+            found = [v for v in found if _CHAIN.fullmatch(v)]
+            if found and name.isidentifier():
+                out.append((name, found))
+        return out
 
     # --- definitions ----------------------------------------------------------------------------
     def _defs(self, caps: dict[str, list[Node]]) -> list[tuple[Node, str, str, list[str]]]:

@@ -292,7 +292,9 @@ class Collector:
             return
         test_names = " ".join(d.qual for d in starts)
         clues = self.clues - suspects.words(test_names)
-        ranked = suspects.rank(reached, clues, suspects.words(test_names), frames, self._body, self._history())
+        written = suspects.identifiers("\n".join(self._body(d) for d in starts))
+        ranked = suspects.rank(reached, clues, suspects.words(test_names), frames, self._body, self._history(),
+                               written)
         shown = 0
         for s in ranked[:policy.SUSPECT_SHOWN + policy.SUSPECT_POINTERS]:
             d = s.d

@@ -32,8 +32,12 @@ _STOP = frozenset("self this cls assert assertion expect true false none null un
 _CONSTRUCTORS = ("__init__", "constructor", "__post_init__", "__new__")
 REF = "ref"  # how: used as a value by the definition before it (a callback, a registry entry), not called
 MEMBER = "member"  # how: a method of a class the definition before it builds or hands on
-_EDGE_ORDER = {REF: 1, MEMBER: 2}  # calls (EXACT, NAME) first
-WHY_PREFIXES = ("called by ", "used by ", "a method of ")  # how a suspect's why starts (bench/realfail/fit.py)
+HANDLER = "handler"  # how: registered (`@X.register(T)`) with the dispatcher the definition before it is or calls
+_EDGE_ORDER = {REF: 1, HANDLER: 1, MEMBER: 2}  # calls (EXACT, NAME) first
+WHY_PREFIXES = ("called by ", "used by ", "a method of ", "a handler of ")  # how a suspect's why starts (bench/realfail/fit.py)
+# `_print_Pow`, `visit_Call`, `_eval_Integral`: a method a class dispatches to by `prefix + type(x).__name__`
+_DISPATCHED = re.compile(r"[A-Za-z_]\w*?_([A-Z]\w*)")
+_IDENT = re.compile(r"[A-Za-z_]\w*")
 
 
 @dataclass
@@ -45,12 +49,13 @@ class Suspect:
     how: str  # EXACT or NAME for the call that reached it, REF or MEMBER for the other edges
     score: float = 0.0
     features: dict[str, float] = field(default_factory=dict)
+    types: tuple[str, ...] = ()  # a handler's registration types (`@X.register(Pow)`: Pow)
 
     def why(self) -> str:
         """How the failing test reaches it, in a few words: each pointer's line costs ~125 of the answer's
         2,000 characters, so it names the definition before it, not the test (a jest title is a sentence)."""
         steps = "1 call down" if self.distance == 1 else f"{self.distance} calls down"
-        verb = {REF: "used by ", MEMBER: "a method of "}.get(self.how, "called by ")
+        verb = {REF: "used by ", MEMBER: "a method of ", HANDLER: "a handler of "}.get(self.how, "called by ")
         return f"{verb}{'a failing test' if self.distance == 1 else self.via}, {steps}"
 
 
@@ -169,8 +174,9 @@ def _instance_of(title: str, name: str) -> bool:
 
 def edges(graph: CodeGraph, src: Def) -> list[tuple[Def, str]]:
     """Where one step from `src` leads, and how: its resolved calls (building an object runs its
-    constructor), the definitions it uses as values, and, for a class, its methods (whoever builds the
-    object, or a registry it was handed to, calls them: `obj = Cls(); obj.run()`)."""
+    constructor), the definitions it uses as values, for a class, its methods (whoever builds the
+    object, or a registry it was handed to, calls them: `obj = Cls(); obj.run()`), and the handlers
+    registered with it or with a registry object it calls (`@X.register(T)`: X dispatches to them)."""
     cached = graph.step_cache.get(src)
     if cached is None:
         cached = graph.step_cache[src] = _edges(graph, src)
@@ -192,6 +198,7 @@ def _edges(graph: CodeGraph, src: Def) -> list[tuple[Def, str]]:
             out.extend((c, REF) for c in graph.constructors(d))
     if src.kind == "class":
         out.extend((d, MEMBER) for d in graph.methods(src))
+    out.extend((d, HANDLER) for d in graph.handlers_of(src))
     return out
 
 
@@ -218,7 +225,8 @@ def walk(graph: CodeGraph, starts: list[Def]) -> dict[Def, Suspect]:
                 continue
             seen.add(d)
             if depth < MAX_DEPTH or d.kind == "data":
-                reached[d] = Suspect(d, depth + 1, src.qual if depth else test.qual, test.path, how)
+                reached[d] = Suspect(d, depth + 1, src.qual if depth else test.qual, test.path, how,
+                                     types=graph.registered_types(d) if how == HANDLER else ())
             nxt.append((d, test, depth + 1))
         frontier = nxt
     return reached
@@ -228,9 +236,11 @@ RECENT_DAYS = 30  # a file changed within this many days of the newest commit co
 
 
 def rank(suspects: dict[Def, Suspect], clues: frozenset[str], test_words: frozenset[str],
-         frames: list[tuple[str, int, str]], body_of, history: dict | None = None) -> list[Suspect]:
+         frames: list[tuple[str, int, str]], body_of, history: dict | None = None,
+         test_names: frozenset[str] = frozenset()) -> list[Suspect]:
     """Score each reached definition: base + the sum of policy.SUSPECT_WEIGHTS times its raw features
-    (`features`); best first. `history` is the index's co-change record (index/cochange.py)."""
+    (`features`); best first. `history` is the index's co-change record (index/cochange.py);
+    `test_names` the identifiers the failing tests' bodies write (identifiers())."""
     w = policy.SUSPECT_WEIGHTS
     pairs = (history or {}).get("pairs") or {}
     last = (history or {}).get("last") or {}
@@ -241,7 +251,7 @@ def rank(suspects: dict[Def, Suspect], clues: frozenset[str], test_words: frozen
         if is_test(d.path) or d.kind in ("class", "interface", "test"):
             continue  # test helpers and class headers say little; their methods are candidates themselves
         s.features = features(s, clues, test_words, frames, body_of(d), pairs.get(s.test_path, {}),
-                              last, newest)
+                              last, newest, test_names)
         s.score = w["base"] + sum(w[k] * v for k, v in s.features.items())
         out.append(s)
     out.sort(key=lambda s: (-s.score, s.distance, s.d.path, s.d.start))
@@ -249,7 +259,8 @@ def rank(suspects: dict[Def, Suspect], clues: frozenset[str], test_words: frozen
 
 
 def features(s: Suspect, clues: frozenset[str], test_words: frozenset[str], frames: list[tuple[str, int, str]], body: str,
-             pairs: dict[str, int], last: dict[str, float], newest: float) -> dict[str, float]:
+             pairs: dict[str, int], last: dict[str, float], newest: float,
+             test_names: frozenset[str] = frozenset()) -> dict[str, float]:
     """The raw value of each named feature (policy.SUSPECT_WEIGHTS has one weight per key): counts and
     0/1 flags, so that a fit (bench/realfail/fit.py) can weigh them without recomputing anything."""
     d = s.d
@@ -272,4 +283,22 @@ def features(s: Suspect, clues: frozenset[str], test_words: frozenset[str], fram
         "recent": float(bool(newest) and newest - last.get(d.path, 0) <= RECENT_DAYS * 86400),
         "data": float(d.kind == "data"),
         "data_deep": float(d.kind == "data" and s.distance > MAX_DEPTH),
+        "handler": float(s.how == HANDLER),
+        "dispatch_type": float(bool(test_names) and bool(dispatch_types(s) & test_names)),
     }
+
+
+def dispatch_types(s: Suspect) -> set[str]:
+    """The types a suspect is chosen for at run time: a handler's registration types, and `T` of a method
+    named `<prefix>_T` (`_print_OmegaPower`, `visit_Call`), the way a class dispatches on
+    `prefix + type(x).__name__`. A test that builds or names T runs that one among its many siblings."""
+    out = {t.rsplit(".", 1)[-1] for t in s.types}
+    m = _DISPATCHED.fullmatch(s.d.name) if "." in s.d.qual else None
+    if m:
+        out.add(m.group(1))
+    return out
+
+
+def identifiers(text: str) -> frozenset[str]:
+    """The identifiers `text` writes, as written (a class name is matched exactly, not by its words)."""
+    return frozenset(_IDENT.findall(text))
