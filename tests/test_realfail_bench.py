@@ -247,6 +247,15 @@ def test_typescript_mutants_are_parsed_as_typescript():
     assert not _parses("export function f(x: string): number {\n  return x.length >\n}\n", "src/utils.ts")
 
 
+def test_a_path_that_merely_contains_the_home_dirs_text_is_kept(monkeypatch):
+    """Home /root: sphinx's `{ROOT}/tests/roots` stayed `tests/roots`, not `tests~s`."""
+    from bench.realfail.workspace import machine_neutral
+
+    monkeypatch.setenv("HOME", "/root")
+    text = "test roots directory: /root/.cache/t/tests/roots\nsee /root and '/root/x' /rootless\n"
+    assert machine_neutral(text) == "test roots directory: ~/.cache/t/tests/roots\nsee ~ and '~/x' /rootless\n"
+
+
 def test_stored_outputs_name_no_path_of_the_recording_machine():
     import getpass
     import sys
