@@ -180,9 +180,9 @@ CORPORA = [
            tools=("pluggy==1.6.0", "iniconfig==2.1.0", "packaging==25.0", "pygments==2.19.2", "attrs==25.3.0",
                   "hypothesis==6.135.0", "mock==5.2.0", "requests==2.32.4", "setuptools==80.9.0",
                   "xmlschema==4.1.0", "argcomplete==3.6.2", "pyyaml==6.0.2")),
-    # sphinx: ~250 source files; Python 3.11 until 2025-12-02; docutils 0.21 (sphinx 8.0 on, 2024-07-29)
+    # sphinx: ~250 source files; Python 3.11 until 2025-12-02; docutils.utils.roman gone from 2024-11-13
     Corpus("sphinx-doc/sphinx", "python", ("sphinx/*.py",), ("tests/*",), RUNNERS["pytest"],
-           since="2024-07-29", until="2025-12-01", runnable=r"^tests/(test_\w+/)?test_\w+\.py$",
+           since="2024-11-14", until="2025-12-01", runnable=r"^tests/(test_\w+/)?test_\w+\.py$",
            tools=("pytest==9.2.0", "docutils==0.21.2", "Jinja2==3.1.6", "Pygments==2.19.2", "snowballstemmer==3.0.1",
                   "babel==2.17.0", "alabaster==1.0.0", "imagesize==1.4.1", "requests==2.32.4",
                   "roman-numerals-py==3.1.0", "packaging==25.0", "defusedxml==0.7.1", "typing_extensions==4.14.0",
