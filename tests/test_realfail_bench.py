@@ -200,6 +200,28 @@ def test_runner_is_read_from_the_checkout(tmp_path):
     assert corpora.runner_of("PYTHONPATH=src python -m unittest tests/test_x.py") == "unittest"
 
 
+def test_a_corpus_with_its_own_tools_has_its_own_environment(tmp_path, monkeypatch):
+    """sphinx's docutils and pytest's own pluggy stay out of the shared environment the other corpora run in;
+    pytest's checkout gets the version file setuptools-scm would write, past its last tag."""
+    monkeypatch.setenv("REALFAIL_CACHE", str(tmp_path / "cache"))
+    shared, own = corpora.by_repo("sympy/sympy"), corpora.by_repo("sphinx-doc/sphinx")
+    assert shared.env_home().name == "py" and own.env_home().name == "py-sphinx"
+    assert own.env_bin() == own.env_home() / "bin" and not shared.tools
+    calls = []
+    monkeypatch.setattr(corpora, "ensure_env", lambda *a: calls.append(a))
+    tree = tmp_path / "pytest"
+    (tree / "src" / "_pytest").mkdir(parents=True)
+    for args in (["init", "-q"], ["-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q", "--allow-empty", "-m", "i"],
+                 ["tag", "8.3.4"]):
+        subprocess.run(["git", *args], cwd=tree, check=True)
+    c = corpora.by_repo("pytest-dev/pytest")
+    c.prepare(tree)
+    assert calls == [("python", c.tools, c.env_home())]
+    assert "version = '8.3.4.post1.dev0'" in (tree / "src" / "_pytest" / "_version.py").read_text()
+    assert c.is_runnable("testing/python/collect.py") and c.is_runnable("testing/io/test_wcwidth.py")
+    assert not c.is_runnable("testing/conftest.py") and c.is_src("src/_pytest/terminal.py")
+
+
 def test_a_snapshot_missing_a_large_file_still_checks_out(tmp_path):
     """fetch's snapshots lack files of 4 MiB and more: the work tree leaves those paths out."""
     src = tmp_path / "src"
@@ -223,6 +245,15 @@ def test_typescript_mutants_are_parsed_as_typescript():
 
     assert _parses("export function f(x: string): number {\n  return x.length > 1 ? 1 : 0\n}\n", "src/utils.ts")
     assert not _parses("export function f(x: string): number {\n  return x.length >\n}\n", "src/utils.ts")
+
+
+def test_a_path_that_merely_contains_the_home_dirs_text_is_kept(monkeypatch):
+    """Home /root: sphinx's `{ROOT}/tests/roots` stayed `tests/roots`, not `tests~s`."""
+    from bench.realfail.workspace import machine_neutral
+
+    monkeypatch.setenv("HOME", "/root")
+    text = "test roots directory: /root/.cache/t/tests/roots\nsee /root and '/root/x' /rootless\n"
+    assert machine_neutral(text) == "test roots directory: ~/.cache/t/tests/roots\nsee ~ and '~/x' /rootless\n"
 
 
 def test_stored_outputs_name_no_path_of_the_recording_machine():

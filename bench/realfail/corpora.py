@@ -48,6 +48,9 @@ class Corpus:
     until: str = ""
     mutate: tuple[str, ...] = ()  # files mutate.py may change, each with its covering test files
     mutate_tests: dict = field(default_factory=dict)
+    # its own pinned PyPI packages, in an environment of its own (envs/py-<name>) instead of the shared
+    # PY_TOOLS: a big project's dependencies (docutils, astroid) stay out of the other corpora's tests
+    tools: tuple[str, ...] = ()
 
     def is_test(self, path: str) -> bool:
         return any(fnmatch.fnmatch(path, g) for g in self.tests)
@@ -68,6 +71,8 @@ class Corpus:
         return bool(re.search(self.runnable, path))
 
     def env_home(self) -> Path:
+        if self.tools:
+            return cache_dir() / "envs" / f"py-{self.repo.split('/')[1]}"
         return cache_dir() / "envs" / ("py" if self.language == "python" else "node")
 
     def env_bin(self) -> Path:
@@ -76,7 +81,10 @@ class Corpus:
 
     def prepare(self, tree: Path) -> None:
         """What a developer's checkout has after setup: node_modules, a generated version file."""
-        ensure_env(self.language)
+        if self.tools:
+            ensure_env(self.language, self.tools, self.env_home())
+        else:
+            ensure_env(self.language)
         if self.language == "javascript":
             link = tree / "node_modules"
             if not link.exists():
@@ -85,6 +93,15 @@ class Corpus:
             for pkg in (tree / "src" / "humanize", tree / "humanize"):
                 if pkg.is_dir() and not (pkg / "_version.py").exists():
                     (pkg / "_version.py").write_text('__version__ = version = "0.0.0"\n')
+        if self.repo == "pytest-dev/pytest" and (tree / "src" / "_pytest").is_dir():
+            vfile = tree / "src" / "_pytest" / "_version.py"  # setuptools-scm writes it at install
+            if not vfile.exists():
+                tag = subprocess.run(["git", "describe", "--tags", "--abbrev=0"], cwd=tree, capture_output=True,
+                                     text=True).stdout.strip() or "0.0.0"
+                version = tag if "dev" in tag else tag + ".post1.dev0"  # past the tag, as scm would say
+                parts = tuple(int(x) for x in re.findall(r"\d+", tag)[:3])
+                vfile.write_text(f"__version__ = version = {version!r}\n"
+                                 f"__version_tuple__ = version_tuple = {parts + ('dev0',)!r}\n")
 
 
 CORPORA = [
@@ -155,6 +172,23 @@ CORPORA = [
     # it dropped Python 3.11 on 2026-01-23
     Corpus("networkx/networkx", "python", ("networkx/*.py",), ("networkx/*/tests/*", "networkx/tests/*"),
            RUNNERS["pytest"], since="2022-06-01", until="2026-01-22"),
+    # pytest: tests itself; the checkout's src/ is imported (PYTHONPATH, absolute: pytester's subprocess runs
+    # change directory), not an installed pytest; its test modules include testing/python/*.py (python_files)
+    Corpus("pytest-dev/pytest", "python", ("src/*.py",), ("testing/*",),
+           "PYTHONPATH=$PWD/src " + RUNNERS["pytest"], since="2024-01-01",
+           runnable=r"^testing/(python/\w+|(\w+/)*test_\w+)\.py$",
+           tools=("pluggy==1.6.0", "iniconfig==2.1.0", "packaging==25.0", "pygments==2.19.2", "attrs==25.3.0",
+                  "hypothesis==6.135.0", "mock==5.2.0", "requests==2.32.4", "setuptools==80.9.0",
+                  "xmlschema==4.1.0", "argcomplete==3.6.2", "pyyaml==6.0.2")),
+    # sphinx: ~250 source files; Python 3.11 until 2025-12-02; docutils.utils.roman gone from 2024-11-13
+    Corpus("sphinx-doc/sphinx", "python", ("sphinx/*.py",), ("tests/*",), RUNNERS["pytest"],
+           since="2024-11-14", until="2025-12-01", runnable=r"^tests/(test_\w+/)?test_\w+\.py$",
+           tools=("pytest==9.2.0", "docutils==0.21.2", "Jinja2==3.1.6", "Pygments==2.19.2", "snowballstemmer==3.0.1",
+                  "babel==2.17.0", "alabaster==1.0.0", "imagesize==1.4.1", "requests==2.32.4",
+                  "roman-numerals-py==3.1.0", "packaging==25.0", "defusedxml==0.7.1", "typing_extensions==4.14.0",
+                  "setuptools==80.9.0", "sphinxcontrib-applehelp==2.0.0", "sphinxcontrib-devhelp==2.0.0",
+                  "sphinxcontrib-htmlhelp==2.1.0", "sphinxcontrib-jsmath==1.0.1", "sphinxcontrib-qthelp==2.0.0",
+                  "sphinxcontrib-serializinghtml==2.0.0")),
 ]
 
 
@@ -182,19 +216,21 @@ def by_repo(repo: str) -> Corpus:
     raise SystemExit(f"realfail: unknown corpus {repo!r}")
 
 
-def ensure_env(language: str) -> None:
-    """Install the pinned test tools once (PyPI / npm), into the cache."""
-    home = cache_dir() / "envs" / ("py" if language == "python" else "node")
+def ensure_env(language: str, tools: tuple[str, ...] = (), home: Path | None = None) -> None:
+    """Install the pinned test tools once (PyPI / npm), into the cache: the shared list, or a corpus's own
+    `tools` into its own `home`."""
+    home = home or cache_dir() / "envs" / ("py" if language == "python" else "node")
     stamp = home / ".realfail-env"
-    if stamp.exists() and stamp.read_text() == ENV_STAMP:
+    want = " ".join(tools) if tools else ENV_STAMP
+    if stamp.exists() and stamp.read_text() == want:
         return
     if language == "python":
         if not (home / "bin" / "pip").exists():
             subprocess.run([sys.executable, "-m", "venv", str(home)], check=True)
-        subprocess.run([str(home / "bin" / "pip"), "install", "-q", *PY_TOOLS], check=True)
+        subprocess.run([str(home / "bin" / "pip"), "install", "-q", *(tools or PY_TOOLS)], check=True)
     else:
         home.mkdir(parents=True, exist_ok=True)
         (home / "package.json").write_text('{"name": "realfail-tools", "private": true}\n')
         subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--silent", *NODE_TOOLS], cwd=home,
                        check=True, env={**os.environ, "npm_config_update_notifier": "false"})
-    stamp.write_text(ENV_STAMP)
+    stamp.write_text(want)

@@ -134,7 +134,8 @@ def machine_neutral(text: str) -> str:
     """The interpreter's installation and pytest's temp dirs as tokens, the home dir as `~`: a stored output
     names no path of the machine that recorded it."""
     text = _PYTEST_TMP.sub(PYTEST_TMP_TOKEN, text).replace(sys.base_prefix, PYTHON_TOKEN)
-    text = text.replace(str(Path.home()), "~")
+    # the home dir as a whole path only: with home /root, sphinx's `tests/roots` stays as it is
+    text = re.sub(r"(?<![\w.~/-])" + re.escape(str(Path.home())) + r"(?![\w.-])", "~", text)
     return _PYENV.sub(PYTHON_TOKEN, text)  # an older recording made under another interpreter
 
 
