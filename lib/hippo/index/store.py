@@ -1092,24 +1092,27 @@ class Spans:
 
     @classmethod
     def build(cls, t: pa.Table) -> Spans:
-        """From a table of path, start_line, end_line and _rowid (any order)."""
+        """From a table of path, start_line, end_line and _rowid (any order). Grouped by the paths' dictionary
+        codes with numpy, not by sorting the table's strings (at 1M chunks that kept ~300 MB of the warm
+        server's peak for a copy of the path column)."""
         if not t.num_rows:
             empty = np.zeros(0, dtype=np.int64)
             return cls({}, empty, empty, empty, True)
         read = t.column("_rowid").to_numpy()
         ascending = bool(np.all(read[1:] > read[:-1]))
-        t = t.take(pc.sort_indices(t, sort_keys=[("path", "ascending"), ("_rowid", "ascending")]))
-        at: dict[str, tuple[int, int]] = {}
-        paths = t.column("path").to_pylist()
-        first = 0
-        for k in range(1, len(paths) + 1):
-            if k == len(paths) or paths[k] != paths[first]:
-                at[paths[first]] = (first, k)
-                first = k
+        paths = pc.fill_null(t.column("path"), "").combine_chunks().dictionary_encode()
+        codes = paths.indices.to_numpy(zero_copy_only=False)
+        order = np.lexsort((read, codes))  # by path, then row id (table order within a path)
+        codes = codes[order]
+        cuts = np.flatnonzero(codes[1:] != codes[:-1]) + 1
+        firsts = np.concatenate(([0], cuts))
+        ends = np.concatenate((cuts, [len(codes)]))
+        names = paths.dictionary.to_pylist()
+        at = {names[c]: (int(f), int(e)) for c, f, e in zip(codes[firsts].tolist(), firsts.tolist(), ends.tolist(), strict=True)}
         # a chunk without lines never covers one (such rows are not written)
-        start = pc.fill_null(t.column("start_line"), np.iinfo(np.int32).max).to_numpy()
-        end = pc.fill_null(t.column("end_line"), -1).to_numpy()
-        return cls(at, start, end, t.column("_rowid").to_numpy(), ascending)
+        start = pc.fill_null(t.column("start_line"), np.iinfo(np.int32).max).to_numpy()[order]
+        end = pc.fill_null(t.column("end_line"), -1).to_numpy()[order]
+        return cls(at, start, end, read[order], ascending)
 
     def covering(self, path: str, line: int) -> list[int]:
         """Row ids (table order) of the chunks of `path` whose lines cover `line`."""
