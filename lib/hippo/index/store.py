@@ -916,10 +916,11 @@ class Store:
         ASCII non-alphanumeric character on each side inside the term: the index's tokenizer splits there
         too, and its later steps (lower case, stem, stop words) treat the query's words as the row's. So the
         rows the index finds for some of those words (AND) are a superset of the rows holding the term. Each
-        term needs such a word that is not a stop word (a query of stop words alone finds nothing), at most
-        LITERAL_NARROW_MAX rows found, and the open version's rows must be in row id order (then the first
-        `limit` by row id are the scan's). On a 1M-chunk index the scan of the text column costs ~1.7 CPU-s;
-        this ~0.1 s per term, and a term found too often (tried first: fewest words) ends it after one query."""
+        term needs such a word that is not a stop word (a query of stop words alone finds nothing), all terms
+        together at most LITERAL_NARROW_MAX candidate rows, and the open version's rows must be in row id
+        order (then the first `limit` by row id are the scan's). On a 1M-chunk index the scan of the text
+        column costs ~1.7 CPU-s; this ~0.1 s per term, and a term found too often (tried first: fewest
+        words) ends it after one query."""
         spans = self._spans(tbl)
         queries = {t: literal_words(t) for t in wanted}
         if not spans.ascending or not all(queries.values()):
@@ -928,6 +929,7 @@ class Store:
 
         candidates: dict[str, list[int]] = {}
         hits: dict[tuple[str, ...], list[int]] = {}
+        union: set[int] = set()
         for t in sorted(wanted, key=lambda t: (len(queries[t]), len(t))):
             words = tuple(queries[t])
             if words not in hits:
@@ -937,12 +939,13 @@ class Store:
                            .select(["_score"]).with_row_id(True).limit(LITERAL_NARROW_MAX + 1).to_arrow())
                 except Exception:  # noqa: BLE001 - no full-text index yet ...: the scan answers
                     return list(wanted)
-                if got.num_rows > LITERAL_NARROW_MAX:
-                    return list(wanted)
                 hits[words] = sorted(got.column("_rowid").to_pylist())
+                union.update(hits[words])
+                if len(union) > LITERAL_NARROW_MAX:  # reading them by id would cost about what the scan does
+                    return list(wanted)
             candidates[t] = hits[words]
         cols = list(dict.fromkeys([*columns, "text", *(["path"] if tests_only else [])]))
-        by_id = self._read_by_id(tbl, sorted({r for rs in candidates.values() for r in rs}), cols)
+        by_id = self._read_by_id(tbl, sorted(union), cols)
         for t in wanted:
             for rid in candidates[t]:
                 row = by_id.get(rid)
