@@ -409,3 +409,29 @@ def test_literal_lookup_narrowed_by_the_full_text_index_matches_the_scan(store, 
         assert sum(answered) >= len(terms) // 2 and not all(answered)
     finally:
         plain.close()
+
+
+def test_literal_lookup_narrowed_gives_up_past_its_candidate_cap(store, monkeypatch):
+    """Past LITERAL_NARROW_MAX candidate rows for all terms together the lookup scans (reading them by id
+    costs about what the scan does): the same rows either way."""
+    from hippo.index import store as storemod
+    from hippo.index import textcolumn
+
+    terms = ["def issue(self", "raise TokenExpiredError("]
+    plain = Store(store.index_dir, store.dim)
+    try:
+        want = plain.literal_lookup(terms, 3)
+        assert all(want.values())
+        monkeypatch.setattr(textcolumn, "MAX_BYTES", 0)
+        store.keep_text()
+        outcomes = []
+        real = Store._literal_narrowed
+        monkeypatch.setattr(Store, "_literal_narrowed",
+                            lambda self, *a, **k: outcomes.append(real(self, *a, **k)) or outcomes[-1])
+        for cap in (5000, 1):
+            monkeypatch.setattr(storemod, "LITERAL_NARROW_MAX", cap)
+            store.refresh()
+            assert store.literal_lookup(terms, 3) == want
+        assert outcomes == [[], terms]
+    finally:
+        plain.close()

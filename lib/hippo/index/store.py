@@ -933,16 +933,17 @@ class Store:
         for t in sorted(wanted, key=lambda t: (len(queries[t]), len(t))):
             words = tuple(queries[t])
             if words not in hits:
+                room = LITERAL_NARROW_MAX - len(union) + 1  # a query that fills it may have been cut short
                 try:
                     got = (tbl.search(MultiMatchQuery(" ".join(words), ["text"], boosts=None, operator=FullTextOperator.AND),
                                       query_type="fts")
-                           .select(["_score"]).with_row_id(True).limit(LITERAL_NARROW_MAX + 1).to_arrow())
+                           .select(["_score"]).with_row_id(True).limit(room).to_arrow())
                 except Exception:  # noqa: BLE001 - no full-text index yet ...: the scan answers
+                    return list(wanted)
+                if got.num_rows >= room:  # reading them all by id would cost about what the scan does
                     return list(wanted)
                 hits[words] = sorted(got.column("_rowid").to_pylist())
                 union.update(hits[words])
-                if len(union) > LITERAL_NARROW_MAX:  # reading them by id would cost about what the scan does
-                    return list(wanted)
             candidates[t] = hits[words]
         cols = list(dict.fromkeys([*columns, "text", *(["path"] if tests_only else [])]))
         by_id = self._read_by_id(tbl, sorted(union), cols)
