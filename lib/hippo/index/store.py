@@ -1064,7 +1064,7 @@ class Store:
 
 
 ROWID_BATCH = 1000  # row ids per `_rowid IN (...)` read
-LITERAL_NARROW_MAX = 5000  # candidate rows from the full-text index past which a literal term is scanned for
+LITERAL_NARROW_MAX = 5000  # candidate rows (all terms together) from the full-text index past which a lookup scans
 _LITERAL_WORD = re.compile(r"(?<=[\x00-\x2f\x3a-\x40\x5b-\x60\x7b-\x7f])[A-Za-z0-9]+(?=[\x00-\x2f\x3a-\x40\x5b-\x60\x7b-\x7f])")
 # English stop words of common analyzers (Lucene, Snowball and more): a word here never anchors a lookup
 _STOP = frozenset("""a about above after again against all am an and any are aren as at be because been before being
