@@ -134,7 +134,7 @@ def test_warm_up_builds_what_a_first_failure_looks_up(tmp_path):
     index_repo(root, embedder=FakeEmbedder())
     warm = WarmIndex(root, embedder=FakeEmbedder())
     warm.warm()
-    store = warm.searcher().store
+    store = warm._searcher.store
     version = store.table_version()
     assert store._span_cache is not None and store._span_cache[0] == version and store._span_cache[1].ascending
     assert store._symbol_cache is not None and store._symbol_cache[0] == version
