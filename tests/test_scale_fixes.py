@@ -125,6 +125,22 @@ def test_warm_up_scans_the_text_only_when_the_server_holds_it(tmp_path, monkeypa
         warm.close()
 
 
+def test_warm_up_builds_what_a_first_failure_looks_up(tmp_path):
+    """The line spans (chunks_at) and the symbol index are built at warm-up, not on the first failure
+    hook's clock (1M chunks: ~1.5 CPU-s, which with the machine loaded ran past the hook's 3 s wait)."""
+    from hippo.surfaces.service.host import WarmIndex
+
+    root = _repo(tmp_path, 3)
+    index_repo(root, embedder=FakeEmbedder())
+    warm = WarmIndex(root, embedder=FakeEmbedder())
+    warm.warm()
+    store = warm._searcher.store
+    version = store.table_version()
+    assert store._span_cache is not None and store._span_cache[0] == version and store._span_cache[1].ascending
+    assert store._symbol_cache is not None and store._symbol_cache[0] == version
+    warm.close()
+
+
 def test_noop_run_does_not_check_known_paths_against_unchanged_rules(tmp_path, monkeypatch):
     """A no-op run at 100k files spent ~1.3 CPU-s checking every known path against the path rules; the
     state remembers the rules its files were admitted under, and a change to them checks them all again."""

@@ -362,3 +362,76 @@ def test_line_spans_held_as_arrays_answer_as_the_tuples_did(store):
         for line in range(0, max(b for _a, b, _r in rows) + 2):
             assert spans.covering(path, line) == [rid for a, b, rid in rows if a <= line <= b]
     assert spans.covering("no/such/file.py", 1) == []
+
+
+def test_literal_words_are_whole_words_of_the_term_that_may_anchor_a_query():
+    from hippo.index.store import literal_words
+
+    assert literal_words("first() was called on an empty iterable, and") == ["called", "empty", "iterable"]
+    assert literal_words("was called on") == ["called"]  # `was`, `on`: edges of the term, and stop words
+    assert literal_words("x = self._marker)") == ["marker", "self"]  # `_` splits as the tokenizer splits
+    assert literal_words("of the  and") == []  # stop words alone find nothing in the index
+    assert literal_words("émoji café ünïcode ok") == []  # a non-ASCII neighbour may be part of the token
+    assert literal_words("(" + "a" * 41 + ")") == []  # past the index's longest token
+
+
+def test_literal_lookup_narrowed_by_the_full_text_index_matches_the_scan(store, monkeypatch):
+    """A long-lived reader whose text column is over its cap finds a lookup's candidate rows in the
+    full-text index and tests only those: the same rows, in the same order, as the scan of the table, for
+    each term alone and for all at once; it does answer (no scan) when every term has a word to ask for."""
+    from hippo.index import textcolumn
+
+    every = store.rows(columns=["text"])
+    texts = [r["text"] for r in every if r["text"]]
+    terms = ["TokenExpiredError(", "def verify(", " the ", "raise ", "no chunk holds this distinctive string",
+             "self._secret)", "x", *(t[k:k + n] for t in texts[::2] for k, n in ((3, 30), (20, 12), (40, 60)))]
+    terms = [t for t in dict.fromkeys(terms) if t]
+    plain = Store(store.index_dir, store.dim)
+    try:
+        monkeypatch.setattr(textcolumn, "MAX_BYTES", 0)
+        store.keep_text()
+        answered = []
+        real = Store._literal_narrowed
+
+        def spy(self, tbl, wanted, *args, **kwargs):
+            rest = real(self, tbl, wanted, *args, **kwargs)
+            answered.append(not rest)
+            return rest
+
+        monkeypatch.setattr(Store, "_literal_narrowed", spy)
+        for limit in (1, 3):
+            for group in [[t] for t in terms] + [terms]:
+                store.refresh()
+                assert store.literal_lookup(group, limit) == plain.literal_lookup(group, limit), group
+                assert store.literal_lookup(group, limit, in_tests=group[:1]) == \
+                    plain.literal_lookup(group, limit, in_tests=group[:1]), group
+        assert store._text_cache is not None and store._text_cache[1] is None  # over the cap: not held
+        assert sum(answered) >= len(terms) // 2 and not all(answered)
+    finally:
+        plain.close()
+
+
+def test_literal_lookup_narrowed_gives_up_past_its_candidate_cap(store, monkeypatch):
+    """Past LITERAL_NARROW_MAX candidate rows for all terms together the lookup scans (reading them by id
+    costs about what the scan does): the same rows either way."""
+    from hippo.index import store as storemod
+    from hippo.index import textcolumn
+
+    terms = ["def issue(self", "raise TokenExpiredError("]
+    plain = Store(store.index_dir, store.dim)
+    try:
+        want = plain.literal_lookup(terms, 3)
+        assert all(want.values())
+        monkeypatch.setattr(textcolumn, "MAX_BYTES", 0)
+        store.keep_text()
+        outcomes = []
+        real = Store._literal_narrowed
+        monkeypatch.setattr(Store, "_literal_narrowed",
+                            lambda self, *a, **k: outcomes.append(real(self, *a, **k)) or outcomes[-1])
+        for cap in (5000, 1):
+            monkeypatch.setattr(storemod, "LITERAL_NARROW_MAX", cap)
+            store.refresh()
+            assert store.literal_lookup(terms, 3) == want
+        assert outcomes == [[], terms]
+    finally:
+        plain.close()

@@ -773,9 +773,14 @@ class Store:
             if len(self._literal_cache) >= SCAN_CACHE_ENTRIES:
                 self._literal_cache.pop(next(iter(self._literal_cache)))
             texts = self._text_column(tbl) if self._keep_text and flt is None and case_sensitive else None
-            self._literal_cache[key] = \
-                self._literal_scan(tbl, wanted, found, limit, flt, case_sensitive, columns, tests_only) \
-                if texts is None else self._literal_find(tbl, texts, wanted, found, limit, columns, tests_only)
+            if texts is not None:
+                self._literal_cache[key] = self._literal_find(tbl, texts, wanted, found, limit, columns, tests_only)
+            else:
+                rest = self._literal_narrowed(tbl, wanted, found, limit, columns, tests_only) \
+                    if self._keep_text and flt is None and case_sensitive else wanted
+                if rest:
+                    self._literal_scan(tbl, rest, found, limit, flt, case_sensitive, columns, tests_only)
+                self._literal_cache[key] = found
         return {t: [dict(r) for r in rows] for t, rows in self._literal_cache[key].items()}
 
     def keep_text(self) -> bool:
@@ -792,6 +797,16 @@ class Store:
         if texts is not None:
             self._test_text_column(tbl, texts)
         return texts is not None
+
+    @_guarded
+    def prepare_lookups(self) -> None:
+        """For a long-lived reader, at warm-up: what a failure's first lookups would otherwise build on the
+        hook's clock (the line spans of chunks_at, the symbol index): ~1.5 CPU-s at 1M chunks, over a hook's
+        3 s wait for the server once the machine is loaded."""
+        tbl = self.chunks()
+        if tbl is not None:
+            self._spans(tbl)
+            self._symbol_index(tbl)
 
     def _text_column(self, tbl) -> TextColumn | None:
         """The open version's text column in memory (textcolumn.py), read once per version; None when it
@@ -889,6 +904,60 @@ class Store:
             keep = [k for k, rid in enumerate(texts.row_ids) if (m := meta.get(rid)) is not None and m[at] in test_paths]
             self._test_text_cache = (texts, texts.subset(keep))
         return self._test_text_cache[1]
+
+    def _literal_narrowed(self, tbl, wanted, found, limit, columns,
+                          tests_only: frozenset[str] = frozenset()) -> list[str]:
+        """literal_lookup without the text column in memory (over its cap): each term's candidate rows from
+        the full-text index of `text`, then only those rows read and tested (`term in text`). Fills `found`
+        and returns [] when it answered every term; else leaves `found` alone and returns `wanted` (the
+        caller scans: a scan costs about the same for one term as for all).
+
+        A row holding a term holds every word the term holds whole, i.e. an ASCII alphanumeric run with an
+        ASCII non-alphanumeric character on each side inside the term: the index's tokenizer splits there
+        too, and its later steps (lower case, stem, stop words) treat the query's words as the row's. So the
+        rows the index finds for some of those words (AND) are a superset of the rows holding the term. Each
+        term needs such a word that is not a stop word (a query of stop words alone finds nothing), all terms
+        together at most LITERAL_NARROW_MAX candidate rows, and the open version's rows must be in row id
+        order (then the first `limit` by row id are the scan's). On a 1M-chunk index the scan of the text
+        column costs ~1.7 CPU-s; this ~0.1 s per term, and a term found too often (tried first: fewest
+        words) ends it after one query."""
+        spans = self._spans(tbl)
+        queries = {t: literal_words(t) for t in wanted}
+        if not spans.ascending or not all(queries.values()):
+            return list(wanted)
+        from lancedb.query import FullTextOperator, MultiMatchQuery
+
+        candidates: dict[str, list[int]] = {}
+        hits: dict[tuple[str, ...], list[int]] = {}
+        union: set[int] = set()
+        for t in sorted(wanted, key=lambda t: (len(queries[t]), len(t))):
+            words = tuple(queries[t])
+            if words not in hits:
+                room = LITERAL_NARROW_MAX - len(union) + 1  # a query that fills it may have been cut short
+                try:
+                    got = (tbl.search(MultiMatchQuery(" ".join(words), ["text"], boosts=None, operator=FullTextOperator.AND),
+                                      query_type="fts")
+                           .select(["_score"]).with_row_id(True).limit(room).to_arrow())
+                except Exception:  # noqa: BLE001 - no full-text index yet ...: the scan answers
+                    return list(wanted)
+                if got.num_rows >= room:  # reading them all by id would cost about what the scan does
+                    return list(wanted)
+                hits[words] = sorted(got.column("_rowid").to_pylist())
+                union.update(hits[words])
+            candidates[t] = hits[words]
+        cols = list(dict.fromkeys([*columns, "text", *(["path"] if tests_only else [])]))
+        by_id = self._read_by_id(tbl, sorted(union), cols)
+        for t in wanted:
+            for rid in candidates[t]:
+                row = by_id.get(rid)
+                if row is None or t not in (row.get("text") or ""):
+                    continue
+                if t in tests_only and not is_test(row["path"]):
+                    continue
+                found[t].append(row)
+                if len(found[t]) >= limit:
+                    break
+        return []
 
     def _literal_scan(self, tbl, wanted, found, limit, flt, case_sensitive, columns,
                       tests_only: frozenset[str] = frozenset()) -> dict[str, list[dict]]:
@@ -995,6 +1064,23 @@ class Store:
 
 
 ROWID_BATCH = 1000  # row ids per `_rowid IN (...)` read
+LITERAL_NARROW_MAX = 5000  # candidate rows (all terms together) from the full-text index past which a lookup scans
+_LITERAL_WORD = re.compile(r"(?<=[\x00-\x2f\x3a-\x40\x5b-\x60\x7b-\x7f])[A-Za-z0-9]+(?=[\x00-\x2f\x3a-\x40\x5b-\x60\x7b-\x7f])")
+# English stop words of common analyzers (Lucene, Snowball and more): a word here never anchors a lookup
+_STOP = frozenset("""a about above after again against all am an and any are aren as at be because been before being
+below between both but by can cannot could couldn did didn do does doesn doing don down during each few for from
+further had hadn has hasn have haven having he her here hers herself him himself his how i if in into is isn it its
+itself just let me more most mustn my myself no nor not now of off on once only or other ought our ours ourselves out
+over own s same shan she should shouldn so some such t than that the their theirs them themselves then there these
+they this those through to too under until up very was wasn we were weren what when where which while who whom why
+will with won would wouldn you your yours yourself yourselves""".split())
+
+
+def literal_words(term: str) -> list[str]:
+    """Words of `term` a row holding it holds whole as index tokens (see Store._literal_narrowed), sorted:
+    those of 3 to 40 characters that are no stop word (leaving out a word only widens the query); [] when
+    there are none."""
+    return sorted({w.lower() for w in _LITERAL_WORD.findall(term) if 3 <= len(w) <= 40 and w.lower() not in _STOP})
 
 
 @dataclass(frozen=True)
@@ -1006,25 +1092,31 @@ class Spans:
     start: np.ndarray
     end: np.ndarray
     rid: np.ndarray
+    ascending: bool = False  # the read delivered row ids in ascending order: table order is row id order
 
     @classmethod
     def build(cls, t: pa.Table) -> Spans:
-        """From a table of path, start_line, end_line and _rowid (any order)."""
+        """From a table of path, start_line, end_line and _rowid (any order). Grouped by the paths' dictionary
+        codes with numpy, not by sorting the table's strings (at 1M chunks that kept ~300 MB of the warm
+        server's peak for a copy of the path column)."""
         if not t.num_rows:
             empty = np.zeros(0, dtype=np.int64)
-            return cls({}, empty, empty, empty)
-        t = t.take(pc.sort_indices(t, sort_keys=[("path", "ascending"), ("_rowid", "ascending")]))
-        at: dict[str, tuple[int, int]] = {}
-        paths = t.column("path").to_pylist()
-        first = 0
-        for k in range(1, len(paths) + 1):
-            if k == len(paths) or paths[k] != paths[first]:
-                at[paths[first]] = (first, k)
-                first = k
+            return cls({}, empty, empty, empty, True)
+        read = t.column("_rowid").to_numpy()
+        ascending = bool(np.all(read[1:] > read[:-1]))
+        paths = pc.fill_null(t.column("path"), "").combine_chunks().dictionary_encode()
+        codes = paths.indices.to_numpy(zero_copy_only=False)
+        order = np.lexsort((read, codes))  # by path, then row id (table order within a path)
+        codes = codes[order]
+        cuts = np.flatnonzero(codes[1:] != codes[:-1]) + 1
+        firsts = np.concatenate(([0], cuts))
+        ends = np.concatenate((cuts, [len(codes)]))
+        names = paths.dictionary.to_pylist()
+        at = {names[c]: (int(f), int(e)) for c, f, e in zip(codes[firsts].tolist(), firsts.tolist(), ends.tolist(), strict=True)}
         # a chunk without lines never covers one (such rows are not written)
-        start = pc.fill_null(t.column("start_line"), np.iinfo(np.int32).max).to_numpy()
-        end = pc.fill_null(t.column("end_line"), -1).to_numpy()
-        return cls(at, start, end, t.column("_rowid").to_numpy())
+        start = pc.fill_null(t.column("start_line"), np.iinfo(np.int32).max).to_numpy()[order]
+        end = pc.fill_null(t.column("end_line"), -1).to_numpy()[order]
+        return cls(at, start, end, read[order], ascending)
 
     def covering(self, path: str, line: int) -> list[int]:
         """Row ids (table order) of the chunks of `path` whose lines cover `line`."""
