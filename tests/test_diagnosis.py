@@ -659,3 +659,19 @@ def test_a_docstring_quoting_an_interpreter_message_ranks_below_the_frames(tmp_p
     hits = _diagnose(root, embedder, error)["hits"]
     assert hits and hits[0]["path"] == "calc/bounds.py"
     assert not any(h["why"] == "raise site of the message" for h in hits)
+
+
+def test_a_translation_catalog_quoting_a_message_is_never_its_raise_site():
+    """sphinx's 70 `.po` catalogs quote every logged message next to words such as "error": they were taken
+    for the message's raise site and shown as the only code in 3 sphinx misses. Only code raises."""
+    from hippo.push.diagnosis.pipeline import _run_score
+
+    msg = "toctree contains reference to nonexisting document"
+    catalog = {"path": "locale/de/LC_MESSAGES/sphinx.po", "start_line": 10,
+               "text": f'# error\n#: sphinx/environment/adapters/toctree.py:180\nmsgid "{msg} %r"\nmsgstr "x"\n'}
+    code = {"path": "sphinx/environment/adapters/toctree.py", "start_line": 170,
+            "text": f"if ref not in found:\n    raise DocWarning(__('{msg} %r') % ref)\n"}
+    score, raising, _line = _run_score(catalog, f"{msg} 'intro'")
+    assert score > 0 and not raising
+    score, raising, _line = _run_score(code, f"{msg} 'intro'")
+    assert score > 0 and raising

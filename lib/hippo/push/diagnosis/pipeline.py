@@ -515,7 +515,7 @@ class Collector:
             composed = any(re.search(r"\bclass\s+" + re.escape(c) + r"\b", row["text"]) for c in classes)
             if composed:
                 self._add_row(row, line, "the exception class that composes the message", policy.W_MESSAGE - 15)
-            elif raising or not code_frames:
+            elif raising or (not code_frames and _is_code(row["path"])):
                 self._add_row(row, line, "raise site of the message", policy.W_MESSAGE + min(score, 60) / 10)
             else:
                 self._add_row(row, line, "quotes the message", policy.W_FRAME - 5)
@@ -586,7 +586,15 @@ def _run_score(row: dict, message: str) -> tuple[float, bool, int]:
         return 0.0, False, row["start_line"]
     lines = row["text"].split("\n")
     raising = bool(_RAISE_WORDS.search("\n".join(lines[max(0, line - 4): line + 5])))
-    return float(run), raising and not pathkind.reads_as_doc(row["path"]), row["start_line"] + line
+    return float(run), raising and _is_code(row["path"]), row["start_line"] + line
+
+
+def _is_code(path: str) -> bool:
+    """Only code raises: a translation catalog (sphinx's 70 `.po` files quote every logged message), a doc or
+    a data file that holds the message is never its raise site."""
+    from hippo.index.chunking.languages import CODE_LANGUAGES
+
+    return not pathkind.reads_as_doc(path) and _language(path) in CODE_LANGUAGES
 
 
 def _raise_line(row: dict, name: str) -> int:
