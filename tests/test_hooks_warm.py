@@ -207,3 +207,40 @@ def test_keyword_scan_is_cached_until_refresh(indexed):
     s.refresh()
     s.search("verify_password", **args)
     assert len(scans) == 3  # a refreshed table version scans again
+
+
+def _slow_server(monkeypatch, reply: dict | None, after_s: float):
+    """`client.ask` as a server that took the hook request and answers on its socket after `after_s` (never,
+    for None): the held end of a socket pair."""
+    import socket
+    import threading
+
+    ours, theirs = socket.socketpair()
+
+    def fake_ask(index_dir, payload, timeout=client.WARM_TIMEOUT_S, wait_s=0.0, held=None):
+        assert held is not None
+        held.append(ours)
+        if reply is not None:
+            threading.Timer(after_s, lambda: (theirs.sendall(json.dumps(reply).encode()), theirs.close())).start()
+        return None
+
+    monkeypatch.setattr(client, "ask", fake_ask)
+    return theirs
+
+
+def test_a_server_slower_than_the_hook_timeout_still_answers_while_the_cold_run_goes(tmp_path, monkeypatch):
+    """At 100k files a warm server's first failure took 3-7 s: the hook gave up after 3 s and its own cold run
+    could not finish in its budget, so nothing was injected. The server is now listened to beside the cold
+    run, and the first answer with something in it wins."""
+    root = tmp_path / "r"
+    (root / ".git").mkdir(parents=True)
+    payload = {"tool_name": "Bash", "error": "Exit code 1\nValueError: x", "cwd": str(root)}
+    out = {"hookSpecificOutput": {"hookEventName": "PostToolUseFailure", "additionalContext": "from the server"}}
+    _slow_server(monkeypatch, {"ok": True, "result": {"output": out}}, after_s=0.6)
+    monkeypatch.setattr(client, "_cold", lambda *a: None)  # the cold run finds nothing (over its budget)
+    assert client.hook("tool-failure", payload, timeout=0.1) == out
+    cold = {"hookSpecificOutput": {"hookEventName": "PostToolUseFailure", "additionalContext": "cold"}}
+    silent = _slow_server(monkeypatch, None, after_s=0)  # took the request, never answers
+    monkeypatch.setattr(client, "_cold", lambda *a: cold)
+    assert client.hook("tool-failure", payload, timeout=0.1) == cold
+    silent.close()

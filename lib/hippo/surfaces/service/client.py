@@ -21,7 +21,8 @@ from hippo.core.indexdir import IndexDir
 
 MAX_REQUEST = 1024 * 1024  # the server reads at most this much of one request
 MAX_REPLY = 8 * 1024 * 1024
-WARM_TIMEOUT_S = 3.0  # hooks: a failed command should not wait longer for context
+WARM_TIMEOUT_S = 3.0  # hooks: a server silent this long is raced by the in-process (cold) run
+RACE_SLACK_S = 1.0  # beyond the cold run's budget, how long a slow server's answer is still waited for
 SEARCH_TIMEOUT_S = 20.0  # `hippo search`, /rag, MCP: still far less than loading the stack in-process
 STARTING_WAIT_S = 15.0  # a server that holds its lock but has no socket yet is loading the model
 MAX_ERROR_SENT = 64 * 1024  # well under MAX_REQUEST
@@ -106,11 +107,14 @@ def servers_off() -> bool:
     return server_mode() == "off"
 
 
-def ask(index_dir, payload: dict, timeout: float = WARM_TIMEOUT_S, wait_s: float = 0.0) -> dict | None:
+def ask(index_dir, payload: dict, timeout: float = WARM_TIMEOUT_S, wait_s: float = 0.0,
+        held: list | None = None) -> dict | None:
     """The server's whole reply ({"ok": ..., ...}), or None when no trusted server answered well-formed.
 
     `wait_s`: when a server holds its lock but has not bound its socket yet (it is loading the model),
-    wait up to this long for it rather than loading everything a second time in this process."""
+    wait up to this long for it rather than loading everything a second time in this process.
+    `held`: when the server took the request but sent nothing within `timeout`, its socket is appended
+    there, still open, for a caller that keeps waiting (`read_reply`) instead of giving the answer up."""
     if servers_off():
         return None
     path = _socket_file(index_dir)
@@ -121,19 +125,48 @@ def ask(index_dir, payload: dict, timeout: float = WARM_TIMEOUT_S, wait_s: float
     if data is None or not _trusted(path, index_dir):
         return None
     try:
-        with _send(path, data, timeout) as s:
-            chunks, size = [], 0
-            while True:
-                got = s.recv(65536)
-                if not got:
-                    break
-                chunks.append(got)
-                size += len(got)
-                if size > MAX_REPLY:
-                    return None
-        reply = json.loads(b"".join(chunks).decode("utf-8"))
-    except (OSError, ValueError):
+        s = _send(path, data, timeout)
+    except OSError:
         return None
+    try:
+        return read_reply(s)
+    except NoReplyYet:
+        if held is not None:
+            held.append(s)
+            return None
+        s.close()
+        return None
+    except (OSError, ValueError):
+        s.close()
+        return None
+
+
+class NoReplyYet(Exception):
+    """The server has the request and has sent nothing yet (its socket is still open)."""
+
+
+def read_reply(s) -> dict | None:
+    """The reply on a socket that has sent its request (None: too big, cut or not a reply); closes the
+    socket, except when nothing came before its timeout (NoReplyYet): it can be read again then."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        try:
+            got = s.recv(65536)
+        except TimeoutError:
+            if not chunks:
+                raise NoReplyYet() from None
+            s.close()
+            return None
+        if not got:
+            break
+        chunks.append(got)
+        size += len(got)
+        if size > MAX_REPLY:
+            s.close()
+            return None
+    s.close()
+    reply = json.loads(b"".join(chunks).decode("utf-8"))
     return reply if _is_reply(reply) else None
 
 
@@ -327,9 +360,10 @@ def _answer(root, request: dict, method: str, *, local, timeout: float, wait_s: 
             start_server(root, idx)
 
 
-def warm_hook(event: str, payload: dict, timeout: float = WARM_TIMEOUT_S) -> tuple[bool, dict | None]:
+def warm_hook(event: str, payload: dict, timeout: float = WARM_TIMEOUT_S,
+              held: list | None = None) -> tuple[bool, dict | None]:
     """Let the repo's running server answer a whole hook. (True, output or None) when it answered;
-    (False, None) when no server is up or it refused or failed."""
+    (False, None) when no server is up or it refused or failed, or (with `held`, see `ask`) is still at it."""
     root = repo_root(payload.get("cwd"))
     if root is None:
         return False, None
@@ -337,8 +371,13 @@ def warm_hook(event: str, payload: dict, timeout: float = WARM_TIMEOUT_S) -> tup
     if isinstance(error, str) and len(error) > MAX_ERROR_SENT:
         # Claude Code middle-truncates at 10k anyway; huge output would overflow the server's request cap.
         payload = {**payload, "error": error[:2000] + "\n...\n" + error[-(MAX_ERROR_SENT - 2000):]}
-    result = request(IndexDir.of(root).path, {"op": "hook", "event": event, "payload": payload}, timeout=timeout)
-    if result is None:
+    reply = ask(IndexDir.of(root).path, {"op": "hook", "event": event, "payload": payload}, timeout, held=held)
+    return _hook_output(reply)
+
+
+def _hook_output(reply: dict | None) -> tuple[bool, dict | None]:
+    result = reply["result"] if reply is not None and reply["ok"] else None
+    if not isinstance(result, dict):
         return False, None
     out = result.get("output")
     return True, out if isinstance(out, dict) else None
@@ -346,15 +385,26 @@ def warm_hook(event: str, payload: dict, timeout: float = WARM_TIMEOUT_S) -> tup
 
 def hook(event: str, payload: dict, timeout: float = WARM_TIMEOUT_S) -> dict | None:
     """The failure hook's output: the server's, else the same handler in-process (cold: keyword mode,
-    time-budgeted), then a server for next time if the failure needed the index."""
+    time-budgeted), then a server for next time if the failure needed the index. A server that took the
+    request but has not answered within `timeout` (a 100k-file index's first failure builds its lookups
+    for seconds) is still listened to while the cold run goes: the first answer wins."""
     if payload.get("tool_name", "Bash") != "Bash" or not payload.get("error"):
         return None
-    answered, out = warm_hook(event, payload, timeout=timeout)
+    held: list = []
+    answered, out = warm_hook(event, payload, timeout=timeout, held=held)
     if answered:
         return out
     root = repo_root(payload.get("cwd"))
     if root is None:
+        for s in held:
+            s.close()
         return None
+    if held:
+        return _race(held[0], root, event, payload)
+    return _cold(root, event, payload)
+
+
+def _cold(root: str, event: str, payload: dict) -> dict | None:
     from hippo.surfaces.service.host import WarmIndex
 
     local = WarmIndex(root, cold=True)
@@ -364,3 +414,37 @@ def hook(event: str, payload: dict, timeout: float = WARM_TIMEOUT_S) -> dict | N
     result = reply.get("result") if reply.get("ok") else None
     out = result.get("output") if isinstance(result, dict) else None
     return out if isinstance(out, dict) else None
+
+
+def _race(sock, root: str, event: str, payload: dict) -> dict | None:
+    """The server's answer on `sock` or the cold run's, whichever comes first with something to say; the
+    server is listened to for as long as the cold run may take (host.COLD_BUDGET_S) and a little more."""
+    import select
+    import threading
+    import time
+
+    from hippo.surfaces.service.host import COLD_BUDGET_S
+
+    box: dict = {}
+    worker = threading.Thread(target=lambda: box.setdefault("out", _cold(root, event, payload)), daemon=True)
+    worker.start()
+    deadline = time.monotonic() + COLD_BUDGET_S + RACE_SLACK_S
+    try:
+        while time.monotonic() < deadline:
+            if box.get("out") is not None:
+                return box["out"]
+            ready, _, _ = select.select([sock], [], [], 0.05)
+            if not ready:
+                continue
+            sock.settimeout(max(0.05, deadline - time.monotonic()))
+            try:
+                answered, out = _hook_output(read_reply(sock))
+            except (NoReplyYet, OSError, ValueError):
+                answered, out = False, None
+            if answered:
+                return out
+            worker.join(max(0.0, deadline - time.monotonic()))  # the server failed: the cold run's answer
+            return box.get("out")
+        return box.get("out")
+    finally:
+        sock.close()
