@@ -300,3 +300,13 @@ def test_fit_objective_counts_shown_and_named_and_the_search_improves_it(tmp_pat
     assert fit.main(["fit", str(record)]) == 0
     out = capsys.readouterr().out
     assert "2 tune cases, fix function reached by the graph in 1" in out and "SUSPECT_WEIGHTS = {" in out
+
+
+def test_a_pytest_temp_dir_cut_by_the_output_truncation_is_still_made_a_token():
+    """Claude Code cuts long output mid-way; a path cut right after `pytest-` kept the recording user's
+    temp dir in a committed sphinx case."""
+    from bench.realfail.workspace import PYTEST_TMP_TOKEN, machine_neutral
+
+    cut = "Writing evaluated template result to /tmp/pytest-of-someone/pytest-\n\n... [8943 characters truncated]"
+    assert "/tmp/pytest-of" not in machine_neutral(cut) and PYTEST_TMP_TOKEN in machine_neutral(cut)
+    assert machine_neutral("/tmp/pytest-of-someone/pytest-12/basic") == PYTEST_TMP_TOKEN + "/basic"

@@ -19,7 +19,7 @@ ENV_TOKEN = "{ENV}"  # stands for the tool environment (venv / node_modules home
 PYTHON_TOKEN = "{PYTHON}"  # stands for the interpreter's installation (its stdlib frames)
 PYTEST_TMP_TOKEN = "{PYTEST_TMP}"  # stands for pytest's per-run temp dir (<tmp>/pytest-of-<user>/pytest-<n>)
 _PYENV = re.compile(r"~/\.pyenv/versions/\d+\.\d+\.\d+")
-_PYTEST_TMP = re.compile(r"(?:/private)?/tmp/pytest-of-[^/\s'\"]+/pytest-\d+")
+_PYTEST_TMP = re.compile(r"(?:/private)?/tmp/pytest-of-[^/\s'\"]+/pytest-\d*")  # \d*: an output cut mid-path still loses it
 ERROR_CAP = 10_000  # Claude Code middle-truncates a failed Bash command's `error` past this
 
 
