@@ -664,3 +664,57 @@ def test_the_walk_reaches_handlers_and_a_type_the_test_writes_ranks_its_handler_
         assert siblings and all(s.features["dispatch_type"] == 0.0 for s in siblings)
     handler = next(s for d, s in suspects.walk(g, g.find("test_pow")).items() if s.types == ("Pow",))
     assert handler.how == suspects.HANDLER and handler.why() == "a handler of IntegerPredicate, 2 calls down"
+
+
+TYPED = {
+    "src/app/core.py": (
+        "class Base:\n    def build(self):\n        return 1\n\n\n"
+        "class App(Base):\n    def run(self):\n        return 2\n\n\n"
+        "class Checker:\n    def __exit__(self, *a):\n        return False\n\n\n"
+        "def warns() -> 'Checker':\n    return Checker()\n"),
+    "src/app/plugin.py": (
+        "def pytest_configure(config):\n    return 1\n\n\n"
+        "class Reporter:\n    def pytest_configure(self, config):\n        return 2\n"),
+    "src/app/hookspec.py": "def pytest_configure(config):\n    \"\"\"Called once.\"\"\"\n",
+    "src/app/main.py": (
+        "from app.core import App, warns\n\n\n"
+        "def configure(config):\n    config.hook.pytest_configure(config=config)\n\n\n"
+        "def drive(app: App, other: 'Optional[App]' = None):\n    app.run()\n    other.build()\n\n\n"
+        "def check():\n    with warns() as w:\n        w.__exit__()\n"),
+    "tests/conftest.py": (
+        "import pytest\nfrom app.core import App\n\n\n"
+        "@pytest.fixture\ndef app(tmp_path) -> 'Iterator[App]':\n    yield App()\n"),
+    "tests/test_app.py": "def test_build(app):\n    app.build()\n    app.run()\n",
+}
+
+
+def test_a_hook_relay_call_reaches_every_implementation_but_the_spec():
+    """`config.hook.pytest_configure(...)` is pluggy calling each plugin's function or method of that name;
+    the specification module only describes the hook."""
+    g = _graph(TYPED)
+    configure = g.find("configure")[0]
+    [(_, found, how)] = [(c, f, h) for c, f, h in g.callees(configure) if c.callee.endswith("pytest_configure")]
+    assert how == EXACT
+    assert sorted((d.path, d.qual) for d in found) == [("src/app/plugin.py", "Reporter.pytest_configure"),
+                                                       ("src/app/plugin.py", "pytest_configure")]
+
+
+def test_annotations_and_fixtures_type_the_receiver():
+    """A parameter annotated `App` (also inside `Optional[...]`, or as a string), a variable from a function
+    annotated `-> 'Checker'`, and a test's fixture parameter whose fixture returns `Iterator[App]` resolve
+    `x.m()` to that class's method, inherited ones included."""
+    g = _graph(TYPED)
+    rows = graph_of("src/app/main.py", TYPED["src/app/main.py"])
+    assert ["app", "App"] == rows["a"][0][:2] and ["other", "App"] == rows["a"][1][:2]
+    assert graph_of("src/app/core.py", TYPED["src/app/core.py"])["d"][-1][-1] == "Checker"
+
+    def called(name: str) -> dict:
+        return {c.callee: ([(d.path, d.qual) for d in found], how) for c, found, how in g.callees(g.find(name)[0])}
+
+    drive = called("drive")
+    assert drive["app.run"] == ([("src/app/core.py", "App.run")], EXACT)
+    assert drive["other.build"] == ([("src/app/core.py", "Base.build")], EXACT)
+    assert called("check")["w.__exit__"] == ([("src/app/core.py", "Checker.__exit__")], EXACT)
+    test = called("test_build")
+    assert test["app.build"] == ([("src/app/core.py", "Base.build")], EXACT)
+    assert test["app.run"] == ([("src/app/core.py", "App.run")], EXACT)

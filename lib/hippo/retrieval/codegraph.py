@@ -6,6 +6,9 @@ Resolution of a callee as written at a call site, best first:
 - a name the file defines (the enclosing function's nested definitions, then module level);
 - a name the file imports (`from m import x as y`, `import m as z`, relative imports, JS `import` and
   `require`), followed through the module's own definitions (`z.f`, `Cls.method`);
+- a pluggy relay (`config.hook.pytest_x(...)`): every implementation of that hook;
+- `x.m` where `x` holds an instance: built by a class, returned by a function whose annotation names the
+  type, or a parameter annotated with it; in a test, a fixture parameter whose fixture is so annotated;
 - a pytest parametrize argument of the enclosing test or its class (`@parametrize("fn", [f, g])`): its values;
 - only when none of these applies, every definition with that last name ("name" resolution).
 Handlers a decorator registers (`@X.register(T)`) are never called by name: `handlers_of(d)` lists those
@@ -32,6 +35,7 @@ NAME = "name"  # by last name only: nothing better was found
 MAX_DEPTH = 6  # re-exports followed (`pkg/__init__.py` -> `pkg/sub/__init__.py` -> ... -> the definition)
 MAX_NAME_MATCHES = 8  # a bare-name fallback with more candidates than this says nothing
 MAX_PARSED_BYTES = 24 * 1024 * 1024  # graph JSON held parsed at once (about 8x as much memory); the rest on use
+MAX_HOOK_IMPLS = 40  # implementations of one plugin hook followed (pytest has 24 `pytest_configure`)
 _JS_EXTS = (".js", ".ts", ".tsx", ".mjs", ".cjs", ".jsx", ".mts", ".cts")
 _PY_EXTS = (".py", ".pyi")
 _CTOR = ("__init__", "constructor", "__post_init__", "__new__")
@@ -46,6 +50,7 @@ class Def:
     end: int
     bases: tuple[str, ...] = ()
     idx: int = -1  # position in its file's definition list
+    returns: str = ""  # a function's return annotation: the type it names (`-> Iterator[App]`: "App")
 
     def __hash__(self) -> int:
         """The fields' hash, computed once: walks keep definitions in sets and dicts by the thousand."""
@@ -244,6 +249,7 @@ class CodeGraph:
     def __init__(self, files: dict[str, _File]) -> None:
         self.files = files
         self._name_cache: dict[tuple[str, bool], list[Def]] = {}
+        self._hook_cache: dict[str, list[Def]] = {}
         # where one step from a definition leads, for walks over this graph (diagnosis.suspects.edges): a
         # warm server answers the next failure from it, and the graph is rebuilt with each table version
         self.step_cache: dict[Def, list] = {}
@@ -409,11 +415,16 @@ class CodeGraph:
             cls = self._enclosing_class(f, call.within)
             found = [m for b in (self._bases(cls) if cls else []) for m in self._member(b, parts[1])]
             return (found, EXACT) if found else (self._by_name(parts[1], method=True), NAME)
+        hook = _hook_name(parts)
+        if hook:  # pluggy: `config.hook.pytest_configure(...)` calls every plugin's `pytest_configure`
+            found = self._hook_impls(hook)
+            if found:
+                return found, EXACT
         found = self._lookup(f, parts, call.within)
         if found:
             return found, EXACT
         if len(parts) > 1:  # `svc.validate()` after `svc = AuthService(...)`: a method of that class
-            found = self._instance_member(f, parts, call)
+            found = self._instance_member(f, parts, call) or self._fixture_member(f, parts, call)
             if found:
                 return found, EXACT
         elif call.within is not None and f.params:
@@ -428,11 +439,42 @@ class CodeGraph:
             made_by = f.assigns.get((w, parts[0]))
             if made_by is None:
                 continue
-            classes = [d for d in self._lookup(f, made_by.split("."), call.within) if d.kind == "class"]
+            classes = self._classes_made(self._lookup(f, made_by.split("."), call.within))
             found = self._walk(classes, parts[1:], f) if classes else []
             if found:
                 return found
         return []
+
+    def _classes_made(self, makers: list[Def]) -> list[Def]:
+        """The classes whose instances `makers` give: a class itself, or the type a function's return
+        annotation names (`def make_app() -> App`, `with warns() as w`: w is what `warns` returns)."""
+        out = [d for d in makers if d.kind in ("class", "interface")]
+        for d in makers:
+            if d.returns and d.kind != "class" and (g := self.files.get(d.path)) is not None:
+                out.extend(c for c in self._lookup(g, d.returns.split("."), None)
+                           if c.kind in ("class", "interface") and c not in out)
+        return out
+
+    def _fixture_member(self, f: _File, parts: list[str], call: Call) -> list[Def]:
+        """`app.build()` in a test whose parameter `app` names a pytest fixture: a member of the type the
+        fixture's return annotation names (`def app(...) -> Iterator[SphinxTestApp]`). Fixtures live in the
+        test's file, a conftest.py or a plugin module, so they are found by name among annotated functions."""
+        within = call.within
+        if within is None or not is_test(f.path) or len(parts) < 2:
+            return []
+        fixtures = [d for d in self._by_name(parts[0], method=False) if d.returns and d.kind == "function"]
+        classes = self._classes_made(fixtures[:MAX_NAME_MATCHES])
+        return self._walk(classes[:3], parts[1:], f) if classes else []
+
+    def _hook_impls(self, name: str) -> list[Def]:
+        """Every plugin's implementation of hook `name` (functions and methods of that name outside tests;
+        the specification module, `hookspec(s).py`, only when nothing else implements it)."""
+        cached = self._hook_cache.get(name)
+        if cached is None:
+            impls = [d for d in self.by_name.get(name, []) if d.kind in ("function", "method") and not is_test(d.path)]
+            real = [d for d in impls if posixpath.basename(d.path) not in ("hookspec.py", "hookspecs.py")]
+            cached = self._hook_cache[name] = sorted(real or impls, key=_plain, reverse=True)[:MAX_HOOK_IMPLS]
+        return list(cached)
 
     def _parametrized(self, f: _File, name: str, within: Def) -> list[Def]:
         """What a pytest parametrize argument `name` of `within` (or of its class) holds: each value resolved
@@ -755,6 +797,17 @@ def _same(f: _File, raw: str) -> bool:
         return False
 
 
+def _hook_name(parts: list[str]) -> str:
+    """The hook a pluggy relay call names (`config.hook.pytest_x`, `self.ihook.pytest_x`,
+    `hook.pytest_x.call_historic`), or "". Hook names carry their project's prefix (`pytest_`, `tox_`):
+    a bare `self.hook.call()` on some other object is not a relay."""
+    for i, p in enumerate(parts[:-1]):
+        if p in ("hook", "ihook"):
+            name = parts[i + 1]
+            return name if "_" in name.strip("_") else ""
+    return ""
+
+
 def _load(path: str, raw: str) -> _File | None:
     """A file's held part (the names its definitions and sites end in, its import aliases) from its JSON;
     None for JSON that does not parse."""
@@ -780,8 +833,8 @@ def _load(path: str, raw: str) -> _File | None:
 
 
 def _body(path: str, data: dict) -> _Body:
-    defs = [Def(path, str(q), sys.intern(str(k)), int(a), int(b), tuple(bases or ()), i)
-            for i, (q, k, a, b, bases) in enumerate(data.get("d", []))]
+    defs = [Def(path, str(q), sys.intern(str(k)), int(a), int(b), tuple(bases or ()), i, str(rest[0]) if rest else "")
+            for i, (q, k, a, b, bases, *rest) in enumerate(data.get("d", []))]
     calls = [Call(path, int(line), str(callee), defs[w] if 0 <= w < len(defs) else None)
              for callee, line, w in data.get("c", [])]
     imports: dict[str, tuple[str, str]] = {}

@@ -5,11 +5,13 @@ Tree-sitter queries pick the nodes in C, so the Python side only touches definit
 never every node of the tree (index time stays close to chunking alone; see bench/graph_bench.py).
 
 The result is a small JSON-ready dict, `FileGraph.to_json()`:
-  d: [[qualified name, kind, start line, end line, [base class names]], ...]   (file order)
+  d: [[qualified name, kind, start line, end line, [base class names], (return type)], ...]   (file order;
+     the sixth element only for a function whose return annotation names a type: `-> Iterator[App]`: "App")
   c: [[callee as written, line, index into d of the enclosing definition or -1], ...]
   i: [[bound name, module, imported attribute, line], ...]
   a: [[local variable, callee whose result it holds, index into d of the enclosing definition or -1], ...]
-     (`svc = AuthService(...)`, `const c = new Command()`: what `svc.x` / `c.x` may be a method of)
+     (`svc = AuthService(...)`, `const c = new Command()`: what `svc.x` / `c.x` may be a method of); a
+     parameter annotated with a type is held the same way (`def f(app: App)`: [app, App, f's index])
   r: [[name as written, line, index into d of the enclosing definition], ...]
      names used as values inside a definition, not called: an argument, an element of a list, tuple or
      dict, an assigned or returned value (`for f in [strip, group]: f(x)`, `register(handler)`). Only
@@ -68,6 +70,9 @@ _PY_QUERY = """
 (comparison_operator [(identifier) (attribute)] @ref.data)
 (call function: (attribute object: [(identifier) (attribute)] @ref.data))
 (decorated_definition (decorator) @decorator)
+(typed_parameter type: (type) @param.type)
+(typed_default_parameter type: (type) @param.type)
+(function_definition return_type: (type) @returns)
 """
 
 _JS_QUERY_COMMON = f"""
@@ -107,7 +112,11 @@ _JS_CLASS = {"javascript": "(class_declaration name: (identifier) @def.class) @d
              "typescript": "(class_declaration name: (type_identifier) @def.class) @def\n"
                            "(abstract_class_declaration name: (type_identifier) @def.class) @def\n"
                            "(interface_declaration name: (type_identifier) @def.interface) @def\n"
-                           "(class_body (public_field_definition name: (property_identifier) @def.data))",
+                           "(class_body (public_field_definition name: (property_identifier) @def.data))\n"
+                           "(required_parameter pattern: (identifier) type: (type_annotation) @param.type)\n"
+                           "(optional_parameter pattern: (identifier) type: (type_annotation) @param.type)\n"
+                           "(function_declaration return_type: (type_annotation) @returns)\n"
+                           "(method_definition return_type: (type_annotation) @returns)",
              }
 _JS_CLASS["tsx"] = _JS_CLASS["typescript"]
 
@@ -122,6 +131,12 @@ _CONSTANT = re.compile(r"[A-Z][A-Z0-9_]+")
 
 _local = threading.local()  # compiled queries, per thread like the parsers
 _ORDER_FREE = frozenset({"ref", "ref.data", "assign.call"})
+# names in a type annotation that say how a value is held, not what it is (`Iterator[App]`: an App)
+_TYPE_WRAPPERS = frozenset("""Optional Union List Dict Set FrozenSet Tuple Type Iterator Iterable Generator
+AsyncIterator AsyncIterable AsyncGenerator Sequence Mapping MutableMapping MutableSequence Collection Callable
+Awaitable Coroutine Any ClassVar Final Annotated Self None list dict set frozenset tuple type str int float bool
+bytes object Promise Array ReadonlyArray Record Partial Readonly Required string number boolean void undefined
+null any unknown never typing t collections abc""".split())
 # a decorator that registers the function it decorates with a dispatcher (`@X.register(T)`, `register_many`,
 # `multiregister`): nothing calls the handler by name
 _REGISTERS = re.compile(r"(?:multi)?register(?:_many)?")  # captures whose list order the builder does not use
@@ -173,6 +188,16 @@ def extract(tree, src: bytes, lang: str) -> FileGraph | None:
     caps = QueryCursor(query).captures(tree.root_node)
     # _refs sorts its own nodes, and a variable finds its call by statement: the other lists are put in order here
     return _Builder(src, lang).build({k: v if k in _ORDER_FREE else sorted(v, key=_position) for k, v in caps.items()})
+
+
+def _type_name(annotation: str) -> str:
+    """The type an annotation says a value is (`Optional[App]`, `'App'`, `: Promise<App>`: "App"), or ""."""
+    for chain in _CHAIN.findall(annotation):
+        chain = "".join(chain.split())
+        if chain.split(".")[-1] in _TYPE_WRAPPERS:
+            continue
+        return "" if chain == "Literal" or len(chain) > 120 else chain
+    return ""
 
 
 def _position(node: Node) -> tuple[int, int]:
@@ -234,8 +259,11 @@ class _Builder:
             lo, hi = _rows(node)
             g.defs.append([qual, kind, lo, hi, bases])
             stack.append(i)
+        if caps.get("returns"):
+            self._returns(caps["returns"], spans, g)
         g.calls = self._calls(caps.get("call", []), spans)
-        g.assigns = self._assigns(caps.get("assign.var", []), caps.get("assign.call", []), spans)
+        g.assigns = self._typed_params(caps.get("param.type", []), spans) + \
+            self._assigns(caps.get("assign.var", []), caps.get("assign.call", []), spans)
         g.imports = self._imports(caps.get("import", []), caps.get("require", []))
         known = {q.split(".", 1)[0] for q, *_ in g.defs} | {q.rsplit(".", 1)[-1] for q, *_ in g.defs} | \
             {b.split(".", 1)[0] for b, *_ in g.imports} | {"self", "this", "cls"}
@@ -413,6 +441,32 @@ class _Builder:
             pos = fn.start_byte
             out.append([callee, line(pos), _within(starts, spans, pos)])
         return out
+
+    def _returns(self, nodes: list[Node], spans: list[tuple[int, int]], g: FileGraph) -> None:
+        """The type a function's return annotation names, as a sixth element of its definition row."""
+        index = {span: i for i, span in enumerate(spans)}
+        for node in nodes:
+            fn = node.parent
+            i = index.get((fn.start_byte, fn.end_byte), -1) if fn is not None else -1
+            name = _type_name(_text(self.src, node))
+            if i >= 0 and name and len(g.defs[i]) == 5:
+                g.defs[i].append(name)
+
+    def _typed_params(self, nodes: list[Node], spans: list[tuple[int, int]]) -> list[list]:
+        """[parameter, the type its annotation names, its function's index] (`def f(app: App)`): what
+        `app.x` may be a member of, as an assignment from `App(...)` would say."""
+        starts = [s for s, _ in spans]
+        out: list[list] = []
+        for node in nodes:
+            param = node.parent
+            if param is None:
+                continue
+            name = param.child_by_field_name("name") or param.child_by_field_name("pattern") or \
+                next((c for c in param.named_children if c.type == "identifier"), None)
+            kind = _type_name(_text(self.src, node))
+            if name is not None and name.type == "identifier" and kind:
+                out.append([_text(self.src, name), kind, _within(starts, spans, node.start_byte)])
+        return out[:MAX_CALLS]
 
     def _assigns(self, names: list[Node], calls: list[Node], spans: list[tuple[int, int]]) -> list[list]:
         starts = [s for s, _ in spans]
