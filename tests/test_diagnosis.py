@@ -675,3 +675,32 @@ def test_a_translation_catalog_quoting_a_message_is_never_its_raise_site():
     assert score > 0 and not raising
     score, raising, _line = _run_score(code, f"{msg} 'intro'")
     assert score > 0 and raising
+
+
+def test_a_failed_check_the_repository_itself_defines_is_not_evidence(tmp_path):
+    """pytest tests itself with `result.stdout.fnmatch_lines([...])`, a helper in its own source that fails
+    the test with `Failed`: the helper's code, and the other places raising `Failed`, say nothing of the bug;
+    a plain call on the failing line that raised another error is still evidence."""
+    files = {
+        "tool/__init__.py": "",
+        "tool/outcomes.py": "class Failed(Exception):\n    pass\n\n\ndef fail(msg):\n    raise Failed(msg)\n",
+        "tool/matching.py": ("from tool.outcomes import fail\n\n\nclass Lines:\n"
+                             "    def __init__(self, lines):\n        self.lines = lines\n\n"
+                             "    def fnmatch_lines(self, wanted):\n"
+                             "        if wanted not in self.lines:\n            fail('nomatch: ' + wanted)\n"),
+        "tool/session.py": ("from tool.outcomes import Failed\n\n\ndef abort(reason):\n"
+                            "    raise Failed(reason)\n"),
+        "tool/report.py": "def summary(results):\n    return ['XFAIL ' + r for r in results]\n",
+        "tests/test_report.py": ("from tool.matching import Lines\nfrom tool.report import summary\n\n\n"
+                                 "def test_summary_shows_phase():\n    result = Lines(summary(['t']))\n"
+                                 "    result.fnmatch_lines('XFAIL at teardown of t')\n"),
+    }
+    root, embedder = _indexed_repo(tmp_path / "repo", files)
+    error = ("Exit code 1\n    def test_summary_shows_phase():\n        result = Lines(summary(['t']))\n"
+             ">       result.fnmatch_lines('XFAIL at teardown of t')\n"
+             "E       Failed: nomatch: 'XFAIL at teardown of t'\n\ntests/test_report.py:7: Failed\n")
+    whys = [(h["path"], h["why"]) for h in _diagnose(root, embedder, error)["hits"]]
+    assert not any("fnmatch_lines" in why or why.startswith("raises Failed") for _p, why in whys), whys
+    error = error.replace("Failed: nomatch", "KeyError: nomatch").replace(": Failed", ": KeyError")
+    hits = _diagnose(root, embedder, error)["hits"]
+    assert any(h["path"] == "tool/matching.py" for h in hits), [(h["path"], h["why"]) for h in hits]

@@ -302,3 +302,32 @@ def test_suspects_alone_are_named_when_the_output_already_prints_the_code(shop, 
     ctx = out["hookSpecificOutput"]["additionalContext"]
     assert ctx.startswith(LEAD_POINTERS) and 'symbol="vat_rate"' in ctx and "<result" not in ctx
     assert failure.handle({**payload, "session_id": "s2"}, diagnoser=lambda _req: {"hits": [], "candidates": []}) is None
+
+
+def test_code_no_call_reaches_is_found_by_the_words_of_the_test_name():
+    """A test that runs the program in a subprocess reaches none of its code by calls; a definition whose
+    name shares two words with the test's name (or one word few names have) is a suspect, the test's
+    own helpers, type stubs and already reached definitions are not found again."""
+    from hippo.push.diagnosis import suspects
+
+    g = _graph_of({
+        "app/report.py": ("def show_xfailed(lines):\n    return lines\n\n\n"
+                          "def show_summary(lines):\n    return lines\n\n\n"
+                          "def teardown_phase(r):\n    return r\n\n\n"
+                          "def render_xfail_reason(r):\n    return r\n"),
+        "app/report.pyi": "def show_xfailed(lines: list) -> list: ...\n",
+        "app/main.py": "import subprocess\n\n\ndef main():\n    return subprocess.run(['app'])\n",
+        "tests/test_cli.py": ("import subprocess\n\n\ndef show_xfail_output(out):\n    return out\n\n\n"
+                              "def test_xfail_shows_teardown_phase():\n"
+                              "    out = subprocess.run(['app', '-rx'])\n    assert show_xfail_output(out)\n"),
+    })
+    tests = g.find("test_xfail_shows_teardown_phase")
+    found = suspects.named_like(g, tests, {})
+    assert {(d.path, d.qual) for d in found} == {("app/report.py", "show_xfailed"),
+                                                  ("app/report.py", "teardown_phase")}
+    s = found[g.find("show_xfailed")[0]]
+    assert s.how == suspects.NAMED_LIKE and s.why() == "named like the failing test"
+    reached = {g.find("teardown_phase")[0]: s}
+    assert [d.qual for d in suspects.named_like(g, tests, reached)] == ["show_xfailed"]
+    ranked = suspects.rank(found, frozenset(), suspects.words("test_xfail_shows_teardown_phase"), [], lambda _d: "")
+    assert all(r.features["named_like"] == 1.0 for r in ranked)

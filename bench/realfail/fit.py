@@ -136,7 +136,8 @@ def objective(rows: list[dict], w: dict[str, float], shown_k: int, named_k: int,
         ranked = sorted(r["candidates"], key=lambda c: (-(w["base"] + sum(w[k] * v for k, v in c["features"].items())),
                                                         c["distance"], c["path"], c["start"]))
         top = ranked[:named_k]
-        code = [c for c in top if c["distance"] >= min_shown_distance][:shown_k]
+        # found by name alone (suspects.named_like): named, never shown with code (pipeline._suspects)
+        code = [c for c in top if c["distance"] >= min_shown_distance and not c["features"].get("named_like")][:shown_k]
         s = r["other_shown"] or any(c.get("gold_shown", c["gold"]) for c in code)
         shown += s
         named += s or any(c["gold"] for c in top)

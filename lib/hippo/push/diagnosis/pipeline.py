@@ -53,6 +53,12 @@ _RAISE_WORDS = re.compile(r"\b(?:raise|throw|fail|panic|reject|abort|bail|Err|er
 _HARNESS_MESSAGE = re.compile(r"^(?:assert\b|expect\(|Expected\b|expected\b|Lists differ|\S+ != \S+|AssertionError\b|"
                               r"assertion failed|Error: expect)")
 
+# an assertion failed: the error a test's check raises, not one the code under test raises
+_ASSERTION_TYPE = re.compile(r"(?:[\w$]+\.)*(?:AssertionError|AssertionFailedError|AssertError|Failed)")
+# a failing line that is one call of a method or function (`result.stdout.fnmatch_lines([...])`), not an
+# `assert` or `expect(...)` written in the test: the callee is the check that failed
+_CHECK_CALL = re.compile(r"(?:await\s+)?((?:[A-Za-z_$][\w$]*\.)*([A-Za-z_$][\w$]*))\s*\(")
+
 
 def diagnose(searcher: DiagnosisIndex, request: dict, mode: str = "hybrid") -> dict:
     """The diagnose op: {"error", "cwd", "exclude"?, "budget"?} -> {"query", "hits", "meta", "message"}.
@@ -222,6 +228,24 @@ class Collector:
             self.on_path.add(h.path)
         return test_lines
 
+    def _assertion_failed(self) -> bool:
+        return any(_ASSERTION_TYPE.fullmatch(e.etype) for e in self.sig.errors[:2])
+
+    def _checks(self, lines: list[str]) -> set[str]:
+        """The checks that failed: when an assertion fails on a line that is one call (`result.stdout.
+        fnmatch_lines([...])`, `t.equal(a, b)`), that call is the test's check, a helper of the test
+        framework even where it lives in the repository; its code says nothing of the bug (the calls in
+        its arguments still do)."""
+        if not self._assertion_failed():
+            return set()
+        out: set[str] = set()
+        for line in lines:
+            text = line.strip()
+            m = _CHECK_CALL.match(text)
+            if m and not text.startswith(("assert", "expect")):
+                out.add(m.group(2))
+        return out
+
     def _last_commit(self) -> None:
         for h in self.diffs.last_commit():
             if h.path not in self.on_path or pathkind.is_test(h.path) or pathkind.reads_as_doc(h.path):
@@ -245,8 +269,10 @@ class Collector:
         # the failing line: frames inside test files, and the lines the runner quotes
         asserted = [self._line(p, n) for p, n, _ in frames if pathkind.is_test(p)]
         asserted += self.quoted
+        checks = self._checks([a for a in asserted if a])
         for name in runners.called_names([a for a in asserted if a]):
-            want(name, policy.W_ASSERTED, f"definition of {name}, called by the failing line")
+            if name not in checks:
+                want(name, policy.W_ASSERTED, f"definition of {name}, called by the failing line")
         # the failing tests' bodies, and the test lines just changed
         names = [t.name for t in tests if re.fullmatch(r"[A-Za-z_$][\w$]*", t.name)]
         test_defs = self._lookup(names, tests_too=True) if names else {}
@@ -288,6 +314,7 @@ class Collector:
             return
         setup = suspects.setup_defs(graph, starts, lambda d: self._body(d)[:2000])
         reached = suspects.walk(graph, starts + setup)
+        reached.update(suspects.named_like(graph, starts, reached))
         if not reached:
             return
         test_names = " ".join(d.qual for d in starts)
@@ -299,8 +326,9 @@ class Collector:
         for s in ranked[:policy.SUSPECT_SHOWN + policy.SUSPECT_POINTERS]:
             d = s.d
             weight = policy.suspect_weight(s.score)
+            # a definition found by its name alone, with no path from the test, is named but never shown
             if shown < policy.SUSPECT_SHOWN and s.distance >= policy.SUSPECT_MIN_SHOWN_DISTANCE and \
-                    not self._covered(d, weight):
+                    s.how != suspects.NAMED_LIKE and not self._covered(d, weight):
                 shown += 1
                 focus = _best_line(self.live.scoring_lines(d.path) or [], d.start, d.end, clues)
                 self.items.append(Evidence(d.path, d.start, d.end, focus, s.why(), weight,
@@ -520,6 +548,8 @@ class Collector:
             else:
                 self._add_row(row, line, "quotes the message", policy.W_FRAME - 5)
         for c in classes:
+            if _ASSERTION_TYPE.fullmatch(c):
+                continue  # a failed check (`pytest.fail` raises Failed): its other raisers are other checks
             throwers = [r for r in found.get(f"{c}(", [])
                         if re.search(r"\b(?:raise|throw|new)\s+(?:\w+\.)*" + re.escape(c) + r"\(", r["text"])]
             if 0 < len(throwers) <= 4:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import re
+import weakref
 from dataclasses import dataclass, field
 
 from hippo.core.pathkind import is_test, is_type_declaration
@@ -33,8 +34,9 @@ _CONSTRUCTORS = ("__init__", "constructor", "__post_init__", "__new__")
 REF = "ref"  # how: used as a value by the definition before it (a callback, a registry entry), not called
 MEMBER = "member"  # how: a method of a class the definition before it builds or hands on
 HANDLER = "handler"  # how: registered (`@X.register(T)`) with the dispatcher the definition before it is or calls
+NAMED_LIKE = "named like"  # how: not reached at all; its name shares words with the failing test's name
 _EDGE_ORDER = {REF: 1, HANDLER: 1, MEMBER: 2}  # calls (EXACT, NAME) first
-WHY_PREFIXES = ("called by ", "used by ", "a method of ", "a handler of ")  # how a suspect's why starts (bench/realfail/fit.py)
+WHY_PREFIXES = ("called by ", "used by ", "a method of ", "a handler of ", "named like ")  # how a suspect's why starts (bench/realfail/fit.py)
 # `_print_Pow`, `visit_Call`, `_eval_Integral`: a method a class dispatches to by `prefix + type(x).__name__`
 _DISPATCHED = re.compile(r"[A-Za-z_]\w*?_([A-Z]\w*)")
 _IDENT = re.compile(r"[A-Za-z_]\w*")
@@ -54,6 +56,8 @@ class Suspect:
     def why(self) -> str:
         """How the failing test reaches it, in a few words: each pointer's line costs ~125 of the answer's
         2,000 characters, so it names the definition before it, not the test (a jest title is a sentence)."""
+        if self.how == NAMED_LIKE:
+            return "named like the failing test"
         steps = "1 call down" if self.distance == 1 else f"{self.distance} calls down"
         verb = {REF: "used by ", MEMBER: "a method of ", HANDLER: "a handler of "}.get(self.how, "called by ")
         return f"{verb}{'a failing test' if self.distance == 1 else self.via}, {steps}"
@@ -232,6 +236,44 @@ def walk(graph: CodeGraph, starts: list[Def]) -> dict[Def, Suspect]:
     return reached
 
 
+NAMED_DISTANCE = 3  # the distance a definition found by its name counts as (it was not reached at all)
+MAX_NAMED = 12  # definitions found by name per failure
+RARE_NAMES = 3  # a test-name word in at most this many definition names is rare: one such word is enough
+_word_index: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def named_like(graph: CodeGraph, tests: list[Def], reached: dict[Def, Suspect]) -> dict[Def, Suspect]:
+    """Source definitions the walk did not reach whose own names share two words with a failing test's
+    name, or one rare word (`test_xfail_teardown_reports_show_phase`: `show_xfailed`). A test is named for
+    the behaviour it checks, and so is the code that does it: the way a reader finds code run through
+    a plugin hook, an event or a subprocess, which no call edge leads to."""
+    index = _word_index.get(graph)
+    if index is None:
+        index = {}
+        for name in graph.by_name:
+            for w in set(_identifier_words(name)):
+                index.setdefault(w, []).append(name)
+        _word_index[graph] = index
+    out: dict[Def, Suspect] = {}
+    for test in tests:
+        wanted = words(test.name)
+        overlap: dict[str, int] = {}
+        for w in wanted:
+            names = index.get(w, ())
+            for name in names:
+                overlap[name] = overlap.get(name, 0) + (2 if len(names) <= RARE_NAMES else 1)
+        best = sorted((n for n, k in overlap.items() if k >= 2), key=lambda n: (-overlap[n], n))
+        for name in best:
+            for d in graph.by_name.get(name, []):
+                if len(out) >= MAX_NAMED:
+                    return out
+                if d in reached or d in out or is_test(d.path) or is_type_declaration(d.path) or \
+                        d.kind not in ("function", "method"):
+                    continue
+                out[d] = Suspect(d, NAMED_DISTANCE, test.qual, test.path, NAMED_LIKE)
+    return out
+
+
 RECENT_DAYS = 30  # a file changed within this many days of the newest commit counts as recently changed
 
 
@@ -285,6 +327,7 @@ def features(s: Suspect, clues: frozenset[str], test_words: frozenset[str], fram
         "data_deep": float(d.kind == "data" and s.distance > MAX_DEPTH),
         "handler": float(s.how == HANDLER),
         "dispatch_type": float(bool(test_names) and bool(dispatch_types(s) & test_names)),
+        "named_like": float(s.how == NAMED_LIKE),
     }
 
 
