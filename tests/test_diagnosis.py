@@ -704,3 +704,23 @@ def test_a_failed_check_the_repository_itself_defines_is_not_evidence(tmp_path):
     error = error.replace("Failed: nomatch", "KeyError: nomatch").replace(": Failed", ": KeyError")
     hits = _diagnose(root, embedder, error)["hits"]
     assert any(h["path"] == "tool/matching.py" for h in hits), [(h["path"], h["why"]) for h in hits]
+
+
+def test_the_builder_a_test_marker_picks_by_name_is_named(tmp_path):
+    """The test's decorator picks a builder by its name; nothing the test calls leads to that class."""
+    files = {
+        "docs/__init__.py": "",
+        "docs/app.py": "class App:\n    def __init__(self, builder):\n        self.builder = builder\n\n"
+                       "    def build(self):\n        return load(self.builder)\n\n\ndef load(name):\n    return name\n",
+        "docs/doctest.py": ("class DocTestBuilder:\n    name = 'doctest'\n\n"
+                            "    def test_group(self, group):\n        return group.split(':')[0]\n"),
+        "tests/test_doctest.py": ("import pytest\nfrom docs.app import App\n\n\n"
+                                  "@pytest.mark.sphinx(\n    'doctest',\n    testroot='ext-doctest',\n)\n"
+                                  "def test_block_group(app):\n    assert App(app.name).build() == 'ok'\n"),
+    }
+    root, embedder = _indexed_repo(tmp_path / "repo", files)
+    error = ("Exit code 1\n    def test_block_group(app):\n>       assert App(app.name).build() == 'ok'\n"
+             "E       AssertionError: assert 'doctest' == 'ok'\n\ntests/test_doctest.py:10: AssertionError\n")
+    out = _diagnose(root, embedder, error)
+    named = [(c["symbol"], c["why"]) for c in out["candidates"]] + [(h["path"], h["why"]) for h in out["hits"]]
+    assert ("DocTestBuilder.test_group", "picked by 'doctest' (DocTestBuilder)") in named, named

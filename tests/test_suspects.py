@@ -331,3 +331,19 @@ def test_code_no_call_reaches_is_found_by_the_words_of_the_test_name():
     assert [d.qual for d in suspects.named_like(g, tests, reached)] == ["show_xfailed"]
     ranked = suspects.rank(found, frozenset(), suspects.words("test_xfail_shows_teardown_phase"), [], lambda _d: "")
     assert all(r.features["named_like"] == 1.0 for r in ranked)
+
+
+def test_a_class_the_test_picks_by_a_string_is_a_suspect():
+    """`@pytest.mark.sphinx('doctest')` runs the builder whose `name = 'doctest'`: its methods are suspects
+    though no call leads there; a string many classes hold (`'html'`) picks none of them."""
+    from hippo.push.diagnosis import suspects
+
+    files = {"app/builders.py": "class Builder:\n    name = ''\n\n    def build(self):\n        return self.write()\n"}
+    for i, (cls, label) in enumerate([("DocTestBuilder", "doctest")] + [(f"Html{k}", "html") for k in range(4)]):
+        files[f"app/b{i}.py"] = (f"from app.builders import Builder\n\n\nclass {cls}(Builder):\n    name = '{label}'\n\n"
+                                 "    def write(self):\n        return 1\n")
+    g = _graph_of(files)
+    test = _graph_of({"tests/test_b.py": "def test_doctest_group(app):\n    app.build()\n"}).files["tests/test_b.py"].defs[0]
+    found = suspects.picked(g, "@pytest.mark.sphinx('doctest', testroot='ext')\n@pytest.mark.sphinx('html')", {}, test)
+    assert [(d.qual, s.how, s.distance) for d, s in found.items()] == [("DocTestBuilder.write", suspects.PICKED, 2)]
+    assert found[g.find("DocTestBuilder.write")[0]].why() == "picked by 'doctest' (DocTestBuilder)"

@@ -36,10 +36,11 @@ class FileRecord:
 RACY_NS = 50_000_000
 # The code-graph extraction of chunking/graph.py: bump it when the extraction changes and the indexer re-reads
 # every file once (kept here, not there, so a no-op `hippo index` never imports the chunking package).
-GRAPH_VERSION = 8  # 2: names used as values (`r`); 3: data definitions (tables, patterns) and their uses;
+GRAPH_VERSION = 9  # 2: names used as values (`r`); 3: data definitions (tables, patterns) and their uses;
 # 4: `test.each(..)(title, fn)` and `it.only`/`.skip` tests; 5: captures in document order; 6: the same graph in
 # every process, with every `x = f()` variable (most were lost to a mispairing); 7: handlers registered by a
-# decorator (`g`) and pytest parametrize values (`p`); 8: return annotations and annotated parameters
+# decorator (`g`) and pytest parametrize values (`p`); 8: return annotations and annotated parameters; 9: class
+# attributes' short strings (`name = 'doctest'`)
 
 
 def still_holds(rec: FileRecord, size: int, mtime_ns: int, blob: str | None, listed_at_ns: int) -> bool:

@@ -51,6 +51,7 @@ class Def:
     bases: tuple[str, ...] = ()
     idx: int = -1  # position in its file's definition list
     returns: str = ""  # a function's return annotation: the type it names (`-> Iterator[App]`: "App")
+    label: str = ""  # a class attribute's short string value (`name = 'doctest'`: "doctest")
 
     def __hash__(self) -> int:
         """The fields' hash, computed once: walks keep definitions in sets and dicts by the thousand."""
@@ -90,14 +91,17 @@ class _File:
     objects took ~2.5 GB of the warm server for ~290 MB of JSON. Held for good: the names its definitions,
     call sites and value uses end in, and its import aliases (the repository-wide indexes)."""
 
-    __slots__ = ("path", "zraw", "size", "def_names", "call_tails", "ref_tails", "alias_pairs", "registers", "_body")
+    __slots__ = ("path", "zraw", "size", "def_names", "call_tails", "ref_tails", "alias_pairs", "registers", "labels",
+                 "_body")
 
     def __init__(self, path: str, zraw: bytes, size: int, def_names: tuple[str, ...] = (),
                  call_tails: tuple[str, ...] = (), ref_tails: tuple[str, ...] = (),
-                 alias_pairs: tuple[tuple[str, str], ...] = (), registers: bool = False) -> None:
+                 alias_pairs: tuple[tuple[str, str], ...] = (), registers: bool = False,
+                 labels: tuple[str, ...] = ()) -> None:
         self.path, self.zraw, self.size = path, zraw, size
         self.def_names, self.call_tails, self.ref_tails, self.alias_pairs = def_names, call_tails, ref_tails, alias_pairs
         self.registers = registers  # it registers handlers with a decorator (the registry table reads only these)
+        self.labels = labels  # its class attributes' short strings (`name = 'doctest'`): labelled() reads only these
         self._body: _Body | None = None
 
     @property
@@ -282,6 +286,25 @@ class CodeGraph:
     @functools.cached_property
     def refs_by_tail(self) -> _ByName:
         return _ByName(self.files.values(), "refs")
+
+    @functools.cached_property
+    def _labels(self) -> dict[str, list[Def]]:
+        """Class attribute string -> the classes holding it (`name = 'doctest'`: DocTestBuilder); parses only
+        the files that have such attributes."""
+        out: dict[str, list[Def]] = {}
+        for f in self.files.values():
+            if not f.labels:
+                continue
+            for d in f.defs:
+                if d.label:
+                    owner = f.by_qual.get(d.qual.rsplit(".", 1)[0])
+                    if owner is not None and owner.kind == "class" and owner not in out.setdefault(d.label, []):
+                        out[d.label].append(owner)
+        return out
+
+    def labelled(self, label: str) -> list[Def]:
+        """The classes a string picks by name (`'doctest'`: the class whose `name = 'doctest'`), outside tests."""
+        return [c for c in self._labels.get(label, ()) if not is_test(c.path)]
 
     @functools.cached_property
     def _registries(self) -> tuple[dict[Def, list[Def]], dict[str, list[tuple[str, Def]]], dict[Def, tuple[str, ...]]]:
@@ -829,11 +852,13 @@ def _load(path: str, raw: str) -> _File | None:
     aliases = tuple((sys.intern(attr), sys.intern(bound.rsplit(".", 1)[-1])) for bound, attr in imports.items()
                     if attr and attr not in ("default", bound))
     return _File(path, zraw, len(raw), tuple(def_names), tuple(call_tails), tuple(ref_tails), aliases,
-                 registers=bool(data.get("g")))
+                 registers=bool(data.get("g")),
+                 labels=tuple(sys.intern(str(row[6])) for row in defs if len(row) > 6 and row[6]))
 
 
 def _body(path: str, data: dict) -> _Body:
-    defs = [Def(path, str(q), sys.intern(str(k)), int(a), int(b), tuple(bases or ()), i, str(rest[0]) if rest else "")
+    defs = [Def(path, str(q), sys.intern(str(k)), int(a), int(b), tuple(bases or ()), i, str(rest[0]) if rest else "",
+                str(rest[1]) if len(rest) > 1 else "")
             for i, (q, k, a, b, bases, *rest) in enumerate(data.get("d", []))]
     calls = [Call(path, int(line), str(callee), defs[w] if 0 <= w < len(defs) else None)
              for callee, line, w in data.get("c", [])]

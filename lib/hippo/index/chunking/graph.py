@@ -6,7 +6,8 @@ never every node of the tree (index time stays close to chunking alone; see benc
 
 The result is a small JSON-ready dict, `FileGraph.to_json()`:
   d: [[qualified name, kind, start line, end line, [base class names], (return type)], ...]   (file order;
-     the sixth element only for a function whose return annotation names a type: `-> Iterator[App]`: "App")
+     the sixth element only for a function whose return annotation names a type: `-> Iterator[App]`: "App";
+     a seventh, with the sixth "", for a class attribute holding a short string: `name = 'doctest'`: "doctest")
   c: [[callee as written, line, index into d of the enclosing definition or -1], ...]
   i: [[bound name, module, imported attribute, line], ...]
   a: [[local variable, callee whose result it holds, index into d of the enclosing definition or -1], ...]
@@ -128,6 +129,7 @@ satisfies_expression""".split())
 _DATA_CALLS = re.compile(r"(?:re\.)?compile|frozenset|set|dict|tuple|OrderedDict|(?:collections\.)?defaultdict|"
                          r"Object\.freeze|RegExp|Set|Map|WeakMap|WeakSet")
 _CONSTANT = re.compile(r"[A-Z][A-Z0-9_]+")
+_LABEL = re.compile(r"""['"]([A-Za-z][\w.:-]{2,39})['"]""")  # a quoted name, not a sentence or an f-string
 
 _local = threading.local()  # compiled queries, per thread like the parsers
 _ORDER_FREE = frozenset({"ref", "ref.data", "assign.call"})
@@ -258,6 +260,8 @@ class _Builder:
             parents.append(parent)
             lo, hi = _rows(node)
             g.defs.append([qual, kind, lo, hi, bases])
+            if kind == "data" and parent >= 0 and g.defs[parent][1] == "class" and (label := self._label(node)):
+                g.defs[-1].extend(["", label])
             stack.append(i)
         if caps.get("returns"):
             self._returns(caps["returns"], spans, g)
@@ -364,6 +368,16 @@ class _Builder:
                     out.setdefault((node.start_byte, node.end_byte, node.type), (node, name, kind, bases))
         # outer before inner at the same start (decorated or wrapped definitions)
         return sorted(out.values(), key=lambda t: (t[0].start_byte, -t[0].end_byte))
+
+    def _label(self, node: Node) -> str:
+        """A class attribute's short string value (`name = 'doctest'`): the name a registry, a command line
+        or a config file picks the class by; "" for anything else."""
+        value = node.child_by_field_name("right" if self.py else "value")
+        if value is None or value.type != "string":
+            return ""
+        text = _text(self.src, value)
+        m = _LABEL.fullmatch(text)
+        return m.group(1) if m else ""
 
     def _is_data(self, node: Node) -> bool:
         """Whether an assignment's (declarator's, field's) value is a literal table, pattern or constant."""

@@ -314,6 +314,8 @@ class Collector:
             return
         setup = suspects.setup_defs(graph, starts, lambda d: self._body(d)[:2000])
         reached = suspects.walk(graph, starts + setup)
+        reached.update(suspects.picked(graph, "\n".join(self._decorators(d) + self._body(d) for d in starts),
+                                       reached, starts[0]))
         reached.update(suspects.named_like(graph, starts, reached))
         if not reached:
             return
@@ -372,6 +374,16 @@ class Collector:
         from hippo.index import cochange
 
         return cochange.load_cached(self.searcher.index_dir)
+
+    def _decorators(self, d) -> str:
+        """The decorator lines above a definition (`@pytest.mark.sphinx('doctest', ...)`): what a test is
+        run with."""
+        lines = self.live.scoring_lines(d.path) or []
+        i = d.start - 1
+        while i > 0 and i > d.start - 12 and lines[i - 1].strip() and not lines[i - 1].lstrip().startswith(("def ", "class ")) \
+                and (lines[i - 1].lstrip().startswith("@") or lines[i - 1][:1] in (" ", "\t", ")")):
+            i -= 1
+        return "\n".join(lines[i:d.start - 1])
 
     def _body(self, d) -> str:
         """A definition's live text for scoring it (unredacted: never shown, see LiveFiles.scoring_lines)."""

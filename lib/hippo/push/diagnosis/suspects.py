@@ -35,8 +35,9 @@ REF = "ref"  # how: used as a value by the definition before it (a callback, a r
 MEMBER = "member"  # how: a method of a class the definition before it builds or hands on
 HANDLER = "handler"  # how: registered (`@X.register(T)`) with the dispatcher the definition before it is or calls
 NAMED_LIKE = "named like"  # how: not reached at all; its name shares words with the failing test's name
+PICKED = "picked"  # how: a method of a class the test picks by a string (`'doctest'`: `name = 'doctest'`)
 _EDGE_ORDER = {REF: 1, HANDLER: 1, MEMBER: 2}  # calls (EXACT, NAME) first
-WHY_PREFIXES = ("called by ", "used by ", "a method of ", "a handler of ", "named like ")  # how a suspect's why starts (bench/realfail/fit.py)
+WHY_PREFIXES = ("called by ", "used by ", "a method of ", "a handler of ", "named like ", "picked by ")  # how a suspect's why starts (bench/realfail/fit.py)
 # `_print_Pow`, `visit_Call`, `_eval_Integral`: a method a class dispatches to by `prefix + type(x).__name__`
 _DISPATCHED = re.compile(r"[A-Za-z_]\w*?_([A-Z]\w*)")
 _IDENT = re.compile(r"[A-Za-z_]\w*")
@@ -58,6 +59,8 @@ class Suspect:
         2,000 characters, so it names the definition before it, not the test (a jest title is a sentence)."""
         if self.how == NAMED_LIKE:
             return "named like the failing test"
+        if self.how == PICKED:
+            return f"picked by {self.via}"
         steps = "1 call down" if self.distance == 1 else f"{self.distance} calls down"
         verb = {REF: "used by ", MEMBER: "a method of ", HANDLER: "a handler of "}.get(self.how, "called by ")
         return f"{verb}{'a failing test' if self.distance == 1 else self.via}, {steps}"
@@ -274,6 +277,26 @@ def named_like(graph: CodeGraph, tests: list[Def], reached: dict[Def, Suspect]) 
     return out
 
 
+MAX_PICKING = 3  # a string picking more classes than this (`'html'`) picks none in particular
+_STRING = re.compile(r"""['"]([A-Za-z][\w.:-]{2,39})['"]""")
+
+
+def picked(graph: CodeGraph, tests_text: str, reached: dict[Def, Suspect], test: Def) -> dict[Def, Suspect]:
+    """Methods of the classes the failing test picks by name: a string it writes (in its body or its
+    decorators: `@pytest.mark.sphinx('doctest')`) that is a class attribute's value (`name = 'doctest'`).
+    Plugin systems choose a builder, command or format this way, and no call leads there."""
+    out: dict[Def, Suspect] = {}
+    for label in dict.fromkeys(_STRING.findall(tests_text)):
+        classes = graph.labelled(label)
+        if not 0 < len(classes) <= MAX_PICKING:
+            continue
+        for cls in classes:
+            for d in graph.methods(cls) + graph.constructors(cls):
+                if d not in reached and d not in out:
+                    out[d] = Suspect(d, 2, f"'{label}' ({cls.name})", test.path, PICKED)
+    return out
+
+
 RECENT_DAYS = 30  # a file changed within this many days of the newest commit counts as recently changed
 
 
@@ -328,6 +351,7 @@ def features(s: Suspect, clues: frozenset[str], test_words: frozenset[str], fram
         "handler": float(s.how == HANDLER),
         "dispatch_type": float(bool(test_names) and bool(dispatch_types(s) & test_names)),
         "named_like": float(s.how == NAMED_LIKE),
+        "picked": float(s.how == PICKED),
     }
 
 
