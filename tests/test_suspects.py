@@ -347,3 +347,14 @@ def test_a_class_the_test_picks_by_a_string_is_a_suspect():
     found = suspects.picked(g, "@pytest.mark.sphinx('doctest', testroot='ext')\n@pytest.mark.sphinx('html')", {}, test)
     assert [(d.qual, s.how, s.distance) for d, s in found.items()] == [("DocTestBuilder.write", suspects.PICKED, 2)]
     assert found[g.find("DocTestBuilder.write")[0]].why() == "picked by 'doctest' (DocTestBuilder)"
+
+
+def test_definitions_found_by_name_alone_never_fill_the_pointers():
+    """At most suspects.NAMED_POINTERS of them stay in the ranking; reached suspects keep their places."""
+    from hippo.push.diagnosis import suspects
+    from hippo.retrieval.codegraph import Def
+
+    ranked = [suspects.Suspect(Def("src/a.py", f"f{i}", "function", i, i), 3, "t", "tests/t.py", suspects.NAMED_LIKE)
+              for i in range(4)]
+    ranked.insert(2, suspects.Suspect(Def("src/b.py", "g", "function", 1, 2), 2, "t", "tests/t.py", "exact"))
+    assert [s.d.qual for s in suspects.capped(ranked)] == ["f0", "f1", "g"]

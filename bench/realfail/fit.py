@@ -131,11 +131,14 @@ def _other_shown(rec: dict) -> bool:
 def objective(rows: list[dict], w: dict[str, float], shown_k: int, named_k: int,
               min_shown_distance: int) -> tuple[int, int]:
     """(cases shown, cases named) under weights `w`, counting the fix shown by other evidence too."""
+    from hippo.push.diagnosis.suspects import NAMED_POINTERS
+
     shown = named = 0
     for r in rows:
         ranked = sorted(r["candidates"], key=lambda c: (-(w["base"] + sum(w[k] * v for k, v in c["features"].items())),
                                                         c["distance"], c["path"], c["start"]))
-        top = ranked[:named_k]
+        drop = {id(c) for c in [c for c in ranked if c["features"].get("named_like")][NAMED_POINTERS:]}  # suspects.capped
+        top = [c for c in ranked if id(c) not in drop][:named_k]
         # found by name alone (suspects.named_like): named, never shown with code (pipeline._suspects)
         code = [c for c in top if c["distance"] >= min_shown_distance and not c["features"].get("named_like")][:shown_k]
         s = r["other_shown"] or any(c.get("gold_shown", c["gold"]) for c in code)

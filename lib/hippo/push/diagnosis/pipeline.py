@@ -325,7 +325,7 @@ class Collector:
         ranked = suspects.rank(reached, clues, suspects.words(test_names), frames, self._body, self._history(),
                                written)
         shown = 0
-        for s in ranked[:policy.SUSPECT_SHOWN + policy.SUSPECT_POINTERS]:
+        for s in suspects.capped(ranked)[:policy.SUSPECT_SHOWN + policy.SUSPECT_POINTERS]:
             d = s.d
             weight = policy.suspect_weight(s.score)
             # a definition found by its name alone, with no path from the test, is named but never shown

@@ -241,6 +241,7 @@ def walk(graph: CodeGraph, starts: list[Def]) -> dict[Def, Suspect]:
 
 NAMED_DISTANCE = 3  # the distance a definition found by its name counts as (it was not reached at all)
 MAX_NAMED = 12  # definitions found by name per failure
+NAMED_POINTERS = 2  # of those, at most this many among the pointers: they must not crowd out reached ones
 RARE_NAMES = 3  # a test-name word in at most this many definition names is rare: one such word is enough
 _word_index: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
@@ -353,6 +354,18 @@ def features(s: Suspect, clues: frozenset[str], test_words: frozenset[str], fram
         "named_like": float(s.how == NAMED_LIKE),
         "picked": float(s.how == PICKED),
     }
+
+
+def capped(ranked: list[Suspect]) -> list[Suspect]:
+    """`ranked` keeping only the first NAMED_POINTERS definitions found by name alone (named_like)."""
+    out, named = [], 0
+    for s in ranked:
+        if s.how == NAMED_LIKE:
+            named += 1
+            if named > NAMED_POINTERS:
+                continue
+        out.append(s)
+    return out
 
 
 def dispatch_types(s: Suspect) -> set[str]:
