@@ -724,3 +724,23 @@ def test_the_builder_a_test_marker_picks_by_name_is_named(tmp_path):
     out = _diagnose(root, embedder, error)
     named = [(c["symbol"], c["why"]) for c in out["candidates"]] + [(h["path"], h["why"]) for h in out["hits"]]
     assert ("DocTestBuilder.test_group", "picked by 'doctest' (DocTestBuilder)") in named, named
+
+
+def test_pytest_raises_own_message_has_no_raise_site(tmp_path):
+    """"DID NOT RAISE TypeError" is written by `pytest.raises` (in pytest's own repository, by its source):
+    the harness's message, not the code under test's."""
+    files = {
+        "tool/__init__.py": "",
+        "tool/raises.py": ("def fail(msg):\n    raise AssertionError(msg)\n\n\nclass RaisesContext:\n"
+                           "    def __exit__(self, exc_type, *rest):\n        if exc_type is None:\n"
+                           "            fail(f'DID NOT RAISE {self.expected.__name__}')\n"),
+        "tool/params.py": "def parametrize(names, values, indirect=False):\n    return names, values\n",
+        "tests/test_params.py": ("import pytest\nfrom tool.params import parametrize\n\n\n"
+                                 "def test_positional_indirect_error():\n    with pytest.raises(TypeError):\n"
+                                 "        parametrize('x', [1], False)\n"),
+    }
+    root, embedder = _indexed_repo(tmp_path / "repo", files)
+    error = ("Exit code 1\n    def test_positional_indirect_error():\n>       with pytest.raises(TypeError):\n"
+             "E       Failed: DID NOT RAISE TypeError\n\ntests/test_params.py:6: Failed\n")
+    hits = _diagnose(root, embedder, error)["hits"]
+    assert not any(h["path"] == "tool/raises.py" for h in hits), [(h["path"], h["why"]) for h in hits]

@@ -51,7 +51,7 @@ OUTER_FRAME_LINES = 9
 _RAISE_WORDS = re.compile(r"\b(?:raise|throw|fail|panic|reject|abort|bail|Err|errorf|Errorf|error)\b|Error\(|Exception\(")
 # messages written by the test harness, not by the code under test: their text has no raise site
 _HARNESS_MESSAGE = re.compile(r"^(?:assert\b|expect\(|Expected\b|expected\b|Lists differ|\S+ != \S+|AssertionError\b|"
-                              r"assertion failed|Error: expect)")
+                              r"assertion failed|Error: expect|DID NOT (?:RAISE|WARN)\b)")
 
 # an assertion failed: the error a test's check raises, not one the code under test raises
 _ASSERTION_TYPE = re.compile(r"(?:[\w$]+\.)*(?:AssertionError|AssertionFailedError|AssertError|Failed)")
