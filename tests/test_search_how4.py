@@ -101,6 +101,34 @@ def test_a_function_matching_in_several_chunks_is_lifted_as_one(searcher, monkey
     assert again[0].final == 0.60
 
 
+def test_a_class_the_question_names_is_lifted_by_its_methods(monkeypatch):
+    from hippo.retrieval.search import _Cand, _spread
+
+    def cand(symbol, start, final, logic, named=0.0):
+        return _Cand(row={"id": f"{symbol}{start}", "path": "pkg/decoders.py", "start_line": start,
+                          "end_line": start + 9, "symbol": symbol, "language": "python", "text": ""},
+                     final=final, logic=logic, named=named)
+
+    def run(named):
+        header = cand("BrotliDecoder", 108, 0.50, 0, named=named)  # the class line and its docstring
+        methods = [cand("BrotliDecoder.decode", 118, 0.60, 6), cand("BrotliDecoder.flush", 130, 0.52, 8)]
+        other = cand("SUPPORTED", 381, 0.62, 4)
+        _spread([header, *methods, other])
+        return header.final, other.final, methods[0].final
+
+    head, other, method = run(named=1.0)
+    assert head > other and method == 0.60  # 0.50 + 0.25 * (0.60 + 0.3 * 0.52)
+    head, other, _ = run(named=0.25)  # a class the question does not name is not lifted
+    assert head == 0.50 < other
+
+
+def test_rust_test_modules_named_after_their_module_are_tests():
+    assert rankpolicy.chunk_kind("src/fmt/mod.rs", "rust", "fmt_tests, fmt_tests.parse_no_placeholders") == "test"
+    assert rankpolicy.chunk_kind("src/fmt/mod.rs", "rust", "fmt_tests.all_placeholders") == "test"
+    assert rankpolicy.chunk_kind("src/run.rs", "rust", "run_tests") == "code"  # a function of that name
+    assert rankpolicy.chunk_kind("src/fmt/mod.rs", "rust", "FormatTemplate.parse") == "code"
+
+
 def test_a_name_nothing_defines_brings_the_code_that_uses_it(searcher, monkeypatch):
     def top3(q):
         return [h.path for h in searcher.search(q, k=5).hits[:3]]

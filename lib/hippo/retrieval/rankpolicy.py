@@ -68,6 +68,7 @@ HOW_MIN_SHOWN = 3
 # above a chunk from its middle).
 SPREAD = 0.25
 SPREAD_DECAY = 0.3
+SPREAD_NAMED_OWNER = 0.5  # a class named this well by the question (namematch) is a unit: its methods lift its header
 
 # File ranking's neighbours of the best file (filerank.Neighbours): a share of its best chunk's score.
 # Fitted on the codesearch tuning split (bench/codesearch/tune.py --only COCHANGE,GRAPH_LINK): co-change 0.3
@@ -210,9 +211,15 @@ def chunk_kind(path: str, language: str = "", symbol: str = "") -> str:
         return "test"
     if kind == "code" and symbol:
         parts = [p.strip() for p in symbol.split(",") if p.strip()]
-        if parts and all(p.split(".", 1)[0] in ("tests", "test") and "." in p for p in parts):
+        if parts and any("." in p for p in parts) and all(_test_module(p) for p in parts):
             return "test"
     return kind
+
+
+def _test_module(part: str) -> bool:
+    """`tests.x`, or anything in (or the header of) a module named like one (`fmt_tests`, `fmt_tests.parse`)."""
+    head = part.split(".", 1)[0]
+    return (head in ("tests", "test") and "." in part) or head.endswith(("_tests", "_test"))
 
 
 def logic_lines(text: str, language: str = "") -> int:

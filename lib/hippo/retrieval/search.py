@@ -657,17 +657,30 @@ class Searcher:
 def _spread(cands: list[_Cand]) -> None:
     """A code unit (one function or method, the chunker's symbol) several of whose chunks are candidates: its
     best chunk gains a share of the others' scores (rankpolicy.spread_bonus). Only chunks that do something
-    count (at least LOGIC_LINES logic lines): a long type's or options class's documented fields do not add up."""
+    count (at least LOGIC_LINES logic lines): a long type's or options class's documented fields do not add up.
+    A class whose name carries the question's words (namematch, at least SPREAD_NAMED_OWNER) is such a unit
+    too: its header chunk (often a docstring alone) gains from its methods' chunks."""
     units: dict[tuple[str, str], list[_Cand]] = {}
     for c in cands:
         sym = c.row.get("symbol") or ""
         if (sym and "," not in sym and c.logic >= policy.LOGIC_LINES
                 and policy.chunk_kind(c.row["path"], c.row.get("language") or "", sym) == "code"):
             units.setdefault((c.row["path"], sym), []).append(c)
+    heads = {(c.row["path"], c.row.get("symbol") or ""): c for c in cands
+             if c.named >= policy.SPREAD_NAMED_OWNER and "," not in (c.row.get("symbol") or ",")}
+    gains: list[tuple[_Cand, float]] = []
     for group in units.values():
         if len(group) > 1:
             group.sort(key=lambda c: (-c.final, c.row["start_line"]))
-            group[0].final += policy.spread_bonus([c.final for c in group[1:]])
+            gains.append((group[0], policy.spread_bonus([c.final for c in group[1:]])))
+    members: dict[tuple[str, str], list[float]] = {}
+    for (path, sym), group in units.items():
+        owner = (path, sym.rsplit(".", 1)[0])
+        if "." in sym and owner in heads:
+            members.setdefault(owner, []).extend(c.final for c in group)
+    gains += [(heads[key], policy.spread_bonus(finals)) for key, finals in members.items()]
+    for c, gain in gains:
+        c.final += gain
 
 
 def _merge_rows(cands: list[_Cand]) -> list[_Block]:
