@@ -40,6 +40,9 @@ GRID = {
     "DECLARATIVE": (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 1.0),
     "LOGIC_LINES": (1, 2, 3, 4),
     "HOW_MIN_SHOWN": (1, 2, 3, 4),
+    "SPREAD": (0.0, 0.1, 0.2, 0.25, 0.3, 0.4),
+    "SPREAD_DECAY": (0.0, 0.3, 0.5),
+    "SPREAD_NAMED_OWNER": (0.5, 1.0, 2.0),
     "COCHANGE": (0.0, 0.3, 0.6),
     "GRAPH_LINK": (0.0, 0.15, 0.3),
 }

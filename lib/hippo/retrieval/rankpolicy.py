@@ -19,6 +19,7 @@ from hippo.core import pathkind
 # near-misses crowd out exact matches when weighted like full-text.
 VECTOR_WEIGHT = 0.3  # RRF weight of the vector list in hybrid mode (full-text lists weigh 1.0)
 DEFINITION_LIST_WEIGHT = 1.0  # RRF weight of the chunks defining a name the query uses
+USAGE_LIST_WEIGHT = 0.5  # RRF weight of the source chunks using a name the how-question gives and nothing defines
 NAMED_LIST_WEIGHT = 0.5  # RRF weight of the definitions whose names carry the question's words (namematch)
 RRF_K = 60
 RANK_W = 0.45  # first = RANK_W * fused rank + (1 - RANK_W) * confidence (+ keyword/phrase bonuses)
@@ -61,6 +62,13 @@ LOGIC_LINES = 2  # ... rising linearly to 1 at this many logic lines (branches, 
 # this many blocks (above search's absolute floor) even when a confident one (a doc page, a well-worded comment)
 # would set the bar above the rest, and no single hit stands alone.
 HOW_MIN_SHOWN = 3
+# ... and a long function answers it in several of its chunks (rich's `Traceback.extract`: five chunks match
+# "collect stack frames and local variables", none of them well): the best chunk of a code unit gains this share
+# of its other chunks' scores, each next one counting SPREAD_DECAY times less (search shows the unit's header
+# above a chunk from its middle).
+SPREAD = 0.25
+SPREAD_DECAY = 0.3
+SPREAD_NAMED_OWNER = 0.5  # a class named this well by the question (namematch) is a unit: its methods lift its header
 
 # File ranking's neighbours of the best file (filerank.Neighbours): a share of its best chunk's score.
 # Fitted on the codesearch tuning split (bench/codesearch/tune.py --only COCHANGE,GRAPH_LINK): co-change 0.3
@@ -203,9 +211,15 @@ def chunk_kind(path: str, language: str = "", symbol: str = "") -> str:
         return "test"
     if kind == "code" and symbol:
         parts = [p.strip() for p in symbol.split(",") if p.strip()]
-        if parts and all(p.split(".", 1)[0] in ("tests", "test") and "." in p for p in parts):
+        if parts and any("." in p for p in parts) and all(_test_module(p) for p in parts):
             return "test"
     return kind
+
+
+def _test_module(part: str) -> bool:
+    """`tests.x`, or anything in (or the header of) a module named like one (`fmt_tests`, `fmt_tests.parse`)."""
+    head = part.split(".", 1)[0]
+    return (head in ("tests", "test") and "." in part) or head.endswith(("_tests", "_test"))
 
 
 def logic_lines(text: str, language: str = "") -> int:
@@ -214,9 +228,18 @@ def logic_lines(text: str, language: str = "") -> int:
     if language in DOC_LANGUAGES:
         return 0
     n = 0
+    lines = text.split("\n")
+    # a chunk that opens inside a block comment (a long JSDoc cut by the chunker; got's have no leading `*`):
+    # everything up to the first `*/` that no `/*` opened is comment
+    cut = next((i for i, ln in enumerate(lines) if "*/" in ln), -1)
+    if cut >= 0 and not any("/*" in ln for ln in lines[: cut + 1]):
+        lines = lines[cut + 1:]
     closer = ""  # the end of the docstring or block comment being skipped
-    for ln in text.split("\n"):
+    in_string = False  # inside a double-quoted string carried over lines (Rust's `\` continuations)
+    for ln in lines:
         st = ln.strip()
+        if in_string:
+            st, in_string = _outside_strings(st, True)
         if closer:
             if closer in st:
                 closer = ""
@@ -229,9 +252,30 @@ def logic_lines(text: str, language: str = "") -> int:
             continue
         if not st or COMMENT_LINE.match(st) or DEFINITION_LINE.match(st):
             continue
+        st, in_string = _outside_strings(st, False)
         if LOGIC_LINE.search(st) or (CALL_LINE.match(st) and not st.endswith(",")):
             n += 1
     return n
+
+
+_DQ = re.compile(r'"(?:[^"\\]|\\.)*"')
+_SQ = re.compile(r"'(?:[^'\\]|\\.)*'")
+_DQ_END = re.compile(r'^(?:[^"\\]|\\.)*"')
+
+
+def _outside_strings(st: str, in_string: bool) -> tuple[str, bool]:
+    """A code line with its quoted strings emptied (help text saying "for each result" is not a loop), and
+    whether a double-quoted string is still open at its end (a Rust string continued with a backslash)."""
+    if in_string:
+        m = _DQ_END.match(st)
+        if m is None:
+            return "", True
+        st = st[m.end():]
+    st = _SQ.sub("''", _DQ.sub("\0", st))
+    lone = st.find('"')  # a string opened here and not closed on this line
+    if lone >= 0:
+        return st[:lone].replace("\0", '""'), True
+    return st.replace("\0", '""'), False
 
 
 _OVERVIEW_OPENERS = ('"""', "'''", "/*", "//!")
@@ -248,6 +292,11 @@ def module_overview(text: str, start_line: int) -> bool:
             continue
         return st.startswith(_OVERVIEW_OPENERS)
     return False
+
+
+def spread_bonus(others: list[float]) -> float:
+    """What a code unit's best chunk gains from its other matching chunks' scores (best first)."""
+    return SPREAD * sum(f * SPREAD_DECAY ** i for i, f in enumerate(sorted(others, reverse=True)))
 
 
 def logic_weight(lines: int) -> float:

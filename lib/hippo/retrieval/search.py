@@ -32,6 +32,8 @@ CANDIDATES = 60  # per retriever
 DEFINITIONS = 8  # chunks defining each name the query uses
 NAMED = 16  # defined names carrying the question's words (namematch) whose definitions join the candidates
 NAMED_ROWS = 2  # definitions read per such name
+USAGES = 8  # chunks using a name nothing defines that join a how-question's candidates ...
+USAGE_SCAN = 120  # ... out of this many holding it (tests and docs included, table order)
 HEADER_SCAN_NAMES = 4  # names looked for by their definition line (a class header inside a method's chunk)
 MAX_QUERY_CHARS = 2000
 TRUNCATION_MARK = "// ... (content truncated)"
@@ -45,6 +47,8 @@ MIN_POINTERS = 4  # make room for this many by dropping late repeat blocks of fi
 PROTECTED_HITS = 5  # ... but never any of the first five snippets
 WEAK_POINTERS = 5  # when nothing is confident: a few pointers beside the "no high-confidence results" message
 CANDIDATE_FLOOR = 0.3  # a file needs this share of the best file's evidence to be listed
+HEADER_REACH = 400  # a hit opening inside a function's body shows its header when it is at most this far above
+HEADER_LINES = 4  # ... up to this many header lines (decorators, a signature over several lines)
 RESULT_SLOT_CHARS = 220  # XML around one result's snippet (tags, id, lines, language, date): less than it takes
 
 
@@ -56,6 +60,7 @@ class _Cand:
     conf: float = 0.0
     final: float = 0.0
     definition: float = 0.0  # defines a name the query uses (rerank.definition_strength)
+    logic: int = -1  # lines that decide or do something, counted for how/why questions (rankpolicy.logic_lines)
     named: float = 0.0  # defines a name carrying the question's words (namematch strength)
 
 
@@ -223,7 +228,9 @@ class Searcher:
             self._fuse(cands, self._keyword_scan(keywords, pred, case_sensitive=exact))
         intent = policy.read_intent(query, pasted=is_pasted)
         if intent.names and mode in ("hybrid", "keyword"):
-            self._fuse_definitions(cands, intent, pred)
+            undefined = self._fuse_definitions(cands, intent, pred)
+            if intent.behaviour and undefined:
+                self._fuse_usages(cands, undefined, pred)
         if intent.code_question and not intent.symbol and mode in ("hybrid", "keyword"):
             # questions about code only: a reworded statement ("the CLI exits 2 on a bad option") is answered
             # by its text; name matches there outranked it (bench/quality spec rows, 0.85 -> 0.70 R@1)
@@ -283,7 +290,7 @@ class Searcher:
 
         return sorted(rows, key=weight, reverse=True)[:CANDIDATES]
 
-    def _fuse_definitions(self, cands: dict[str, _Cand], intent: policy.Intent, pred) -> None:
+    def _fuse_definitions(self, cands: dict[str, _Cand], intent: policy.Intent, pred) -> list[str]:
         """The chunks defining the names the query uses join the candidates, and every candidate learns
         whether it defines one. The store's symbol index names most definitions; a class whose header the
         chunker merged into its first method's chunk (`Request.__init__`) is found by its header line."""
@@ -308,6 +315,24 @@ class Searcher:
         for c in cands.values():
             c.definition = max(strength.get(c.row["id"], 0.0),
                                rerank.definition_strength(c.row.get("symbol") or "", intent.names))
+        # the bare names nothing defines (an option, a hook's or event's name): returned for _fuse_usages
+        return [n for n in intent.names if n.isidentifier() and not any(
+            strength.get(r["id"], 0) >= 1 or rerank.definition_strength(r.get("symbol") or "", [n]) >= 1
+            for r in rows)]
+
+    def _fuse_usages(self, cands: dict[str, _Cand], names: list[str], pred) -> None:
+        """For a how-question naming something the repository uses but never defines ("how are beforeRequest
+        hooks called": a hook's name), the source chunks that use it join the candidates, those that do most
+        with it first (rankpolicy.logic_lines): tests and docs that repeat the name fill the full-text list."""
+        from hippo.index.store import AT_COLUMNS
+
+        found = self.store.literal_lookup(names[:HEADER_SCAN_NAMES], USAGE_SCAN, pred,
+                                          columns=(*AT_COLUMNS, "embedded", "vector"))
+        rows = [r for n in names for r in found.get(n, [])
+                if policy.chunk_kind(r["path"], r.get("language") or "", r.get("symbol") or "") == "code"
+                and (r.get("language") or "") not in policy.DOC_LANGUAGES]
+        rows.sort(key=lambda r: (-policy.logic_lines(r["text"], r.get("language") or ""), r["path"], r["start_line"]))
+        self._fuse(cands, list({r["id"]: r for r in rows}.values())[:USAGES], weight=policy.USAGE_LIST_WEIGHT)
 
     def _fuse_named(self, cands: dict[str, _Cand], query: str, pred) -> None:
         """The definitions whose names carry the question's words (namematch) join the candidates, the
@@ -396,14 +421,16 @@ class Searcher:
             # "Support multiple `--exec` instances", read as pasted, lost its file's rank)
             in_file = intent.code_question and not intent.change_request
             kind = policy.chunk_kind(r["path"], lang, r.get("symbol") or "" if in_file else "")
+            c.logic = policy.logic_lines(r["text"], lang) if intent.behaviour and not \
+                policy.module_overview(r["text"], int(r.get("start_line") or 0)) else -1
             feats = rerank.Features(first=first, conf=conf, kind=kind,
                                     import_only=policy.is_import_only(r["text"], lang), definition=c.definition,
-                                    named=c.named,
-                                    logic=policy.logic_lines(r["text"], lang) if intent.behaviour and not
-                                    policy.module_overview(r["text"], int(r.get("start_line") or 0)) else -1,
+                                    named=c.named, logic=c.logic,
                                     symbol_words=rerank.words_in_name(r.get("symbol") or "", stems))
             scored = rerank.score(feats, intent)
             c.conf, c.final = scored.conf, scored.final
+        if intent.behaviour and policy.SPREAD:
+            _spread(cands)
 
     def _cross_encode(self, cands: list[_Cand], query: str, budget_ms: int | None) -> None:
         """Blend the configured cross-encoder's score into the top candidates' (rankpolicy.CROSS_ENCODER_*).
@@ -448,7 +475,8 @@ class Searcher:
         top_conf = max(b.conf for b in blocks)
         floor = MIN_CONFIDENCE * 0.8
         gated = [b for b in blocks if b.conf >= max(floor, top_conf * KEEP_CONF_SHARE)]
-        behaviour = policy.read_intent(query, pasted=pasted.looks_pasted(query)).behaviour
+        intent = policy.read_intent(query, pasted=pasted.looks_pasted(query))
+        behaviour = intent.behaviour
         if behaviour:  # a how/why question: the first few blocks above the floor, whatever the best one's conf
             first = {id(b) for b in [b for b in blocks if b.conf >= floor][: policy.HOW_MIN_SHOWN]}
             gated = [b for b in blocks if id(b) in first or b in gated]
@@ -456,7 +484,13 @@ class Searcher:
         if (len(chosen) > 1 and not behaviour and chosen[0].conf >= ALONE_CONF
                 and chosen[1].conf < chosen[0].conf - ALONE_GAP):
             chosen = chosen[:1]  # one very strong hit stands alone
-        keep = _apply_budget([b.hit for b in chosen], budget, sorted(terms))
+        # a question about code (not a change request, whose answer is files: room for pointers matters more)
+        heads = self._headers([b.hit for b in chosen]) if intent.code_question and not intent.change_request else {}
+        keep = _apply_budget([b.hit for b in chosen], budget - sum(_header_chars(h) for h in heads.values()),
+                             sorted(terms))
+        for h in keep:
+            if h.id in heads:
+                _prepend_header(h, heads[h.id])
         keep = _make_room_for_pointers(keep, files, k, budget)
         # Pointers are paid for by what the snippets left of the budget and by the result slots (of k) left
         # unused, so an answer is never longer than one with k full results; a file whose snippet did not
@@ -467,6 +501,78 @@ class Searcher:
             pointers.pop()
         keep = self._annotate(keep)
         return keep, None, pointers
+
+    def _headers(self, hits: list[Hit]) -> dict[str, list[tuple[int, str]]]:
+        """For each hit that opens inside a function's body (a later chunk of a long method), the header
+        lines of that function: the answer to "how does X work" is often the middle of a long method, and a
+        snippet from there does not say which method it is. A header an earlier hit already shows, or that
+        is more than HEADER_REACH lines above, is left out."""
+        from hippo.retrieval import codegraph
+
+        try:
+            graph = codegraph.graph_for(self.store)
+        except Exception:  # noqa: BLE001 - an index without a graph: snippets as they are
+            return {}
+        want: dict[str, list[tuple[str, int, int]]] = {}
+        shown: list[tuple[str, int, int]] = []
+        starts = self._unit_starts([h for h in hits if h.path not in graph.files])
+        for h in hits:
+            f = graph.files.get(h.path)
+            if f is None:  # a language the graph does not read (Go, Rust): the chunker's unit, by its header
+                at = starts.get(h.id)
+                if (at is not None and at < h.start_line and h.start_line - at <= HEADER_REACH
+                        and not any(p == h.path and a <= at <= b for p, a, b in shown)):
+                    want[h.id] = [(h.path, at, h.start_line)]
+                    shown.append((h.path, at, h.start_line))
+                shown.append((h.path, h.start_line, h.end_line))
+                continue
+            # the functions the hit opens inside, outermost first (a callback inside a long function: both)
+            around = sorted((d for d in (f.defs if f is not None else ()) if d.kind in ("function", "method")
+                             and d.start < h.start_line <= d.end and h.start_line - d.start <= HEADER_REACH
+                             and not any(p == h.path and a <= d.start <= b for p, a, b in shown)),
+                            key=lambda d: d.start)
+            heads = [around[0], around[-1]] if len(around) > 1 else around
+            if heads:
+                want[h.id] = [(h.path, d.start, h.start_line) for d in heads]
+                shown.append((h.path, heads[0].start, h.start_line))
+            shown.append((h.path, h.start_line, h.end_line))
+        if not want:
+            return {}
+        rows = self.store.chunks_covering([(p, n) for spots in want.values() for p, n, _ in spots])
+        out: dict[str, list[tuple[int, str]]] = {}
+        for hid, spots in want.items():
+            lines: list[tuple[int, str]] = []
+            for path, start, until in spots:
+                row = rows.get((path, start))
+                if row is not None:
+                    lines += header_lines(row["text"], int(row["start_line"]), start, until)
+            if lines:
+                out[hid] = sorted(dict(lines).items())
+        return out
+
+    def _unit_starts(self, hits: list[Hit]) -> dict[str, int]:
+        """For hits whose symbol is one code unit (`Command.getCompletions`), the line defining it in the same
+        file, from the chunks the symbol index says define it."""
+        names = {h.id: h.symbol for h in hits if h.symbol and "," not in h.symbol}
+        if not names:
+            return {}
+        found = self.store.identifier_lookup(sorted(set(names.values())), DEFINITIONS)
+        out: dict[str, int] = {}
+        for h in hits:
+            sym = names.get(h.id)
+            if not sym:
+                continue
+            tail = re.split(r"\.|::|#", sym)[-1]
+            for r in sorted(found.get(sym, []), key=lambda r: r["start_line"]):
+                if r["path"] != h.path or r["start_line"] >= h.start_line or r.get("symbol") != sym:
+                    continue
+                for i, line in enumerate(r["text"].split("\n")):
+                    if policy.defines(line, tail):
+                        out[h.id] = int(r["start_line"]) + i
+                        break
+                if h.id in out:
+                    break
+        return out
 
     def _neighbours(self) -> Neighbours:
         """Co-change partners (read once per indexed commit, on the same key the failure diagnosis uses)
@@ -548,6 +654,35 @@ class Searcher:
         return SearchResponse(query=query, hits=hits, meta=meta, message=message)
 
 
+def _spread(cands: list[_Cand]) -> None:
+    """A code unit (one function or method, the chunker's symbol) several of whose chunks are candidates: its
+    best chunk gains a share of the others' scores (rankpolicy.spread_bonus). Only chunks that do something
+    count (at least LOGIC_LINES logic lines): a long type's or options class's documented fields do not add up.
+    A class whose name carries the question's words (namematch, at least SPREAD_NAMED_OWNER) is such a unit
+    too: its header chunk (often a docstring alone) gains from its methods' chunks."""
+    units: dict[tuple[str, str], list[_Cand]] = {}
+    for c in cands:
+        sym = c.row.get("symbol") or ""
+        if (sym and "," not in sym and c.logic >= policy.LOGIC_LINES
+                and policy.chunk_kind(c.row["path"], c.row.get("language") or "", sym) == "code"):
+            units.setdefault((c.row["path"], sym), []).append(c)
+    heads = {(c.row["path"], c.row.get("symbol") or ""): c for c in cands
+             if c.named >= policy.SPREAD_NAMED_OWNER and "," not in (c.row.get("symbol") or ",")}
+    gains: list[tuple[_Cand, float]] = []
+    for group in units.values():
+        if len(group) > 1:
+            group.sort(key=lambda c: (-c.final, c.row["start_line"]))
+            gains.append((group[0], policy.spread_bonus([c.final for c in group[1:]])))
+    members: dict[tuple[str, str], list[float]] = {}
+    for (path, sym), group in units.items():
+        owner = (path, sym.rsplit(".", 1)[0])
+        if "." in sym and owner in heads:
+            members.setdefault(owner, []).extend(c.final for c in group)
+    gains += [(heads[key], policy.spread_bonus(finals)) for key, finals in members.items()]
+    for c, gain in gains:
+        c.final += gain
+
+
 def _merge_rows(cands: list[_Cand]) -> list[_Block]:
     """Merge overlapping or adjacent chunks of one file into one block, best first."""
     by_path: dict[str, list[_Cand]] = {}
@@ -600,6 +735,44 @@ def _block(path: str, run: list[_Cand]) -> _Block:
               symbol=next((s for s in symbols if s), ""))
     # rank orders blocks; conf gates dynamic top-k
     return _Block(hit=hit, rank=max(c.final for c in run), conf=max(c.conf for c in run))
+
+
+def header_lines(text: str, text_start: int, start: int, until: int) -> list[tuple[int, str]]:
+    """(line number, text) of a definition's header in a chunk's text: from its first line (decorators,
+    `def`, `async fn`, a method's name) to the line that opens its body (ends with `:`, `{` or `=>`), at
+    most HEADER_LINES lines and never reaching `until`."""
+    lines = text.split("\n")
+    out: list[tuple[int, str]] = []
+    for n in range(start, min(until, start + HEADER_LINES)):
+        i = n - text_start
+        if not 0 <= i < len(lines):
+            break
+        out.append((n, lines[i]))
+        code = lines[i].split("#", 1)[0] if lines[i].lstrip()[:1] != "#" else ""
+        if code.rstrip().endswith((":", "{", "=>")):
+            break
+    return out
+
+
+def _header_chars(lines: list[tuple[int, str]]) -> int:
+    return sum(len(t) + 1 + len(_elision(100)) + 1 for _, t in lines)
+
+
+def _prepend_header(h: Hit, header: list[tuple[int, str]]) -> None:
+    """Show the enclosing function's header above a hit from the middle of its body, the lines between
+    elided; the hit's lines now start at the header."""
+    if not header or header[0][0] >= h.start_line:
+        return
+    shown = _shown_lines(h)
+    out: list[str] = []
+    for i, (n, t) in enumerate(header):
+        if i and n > header[i - 1][0] + 1:
+            out.append(_elision(n - header[i - 1][0] - 1))
+        out.append(t)
+    gap = h.start_line - header[-1][0] - 1
+    h.snippet = "\n".join(out + ([_elision(gap)] if gap > 0 else []) + h.snippet.split("\n"))
+    h.start_line = header[0][0]
+    h._kept_lines = [*header, *shown]  # type: ignore[attr-defined]  # what _relive compares
 
 
 def _candidates(files: list[FileEvidence], shown: set[str]) -> list[Candidate]:
