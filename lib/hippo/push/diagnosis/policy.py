@@ -54,7 +54,7 @@ SUSPECT_WEIGHTS: dict[str, float] = {
     "data_deep": 0.0,  # ... reached beyond suspects.MAX_DEPTH calls (its distance counts as MAX_DEPTH)
     "handler": 0.0,  # reached as a handler registered (`@X.register(T)`) with a dispatcher the walk reached
     "dispatch_type": 20.0,
-    "named_like": 0.0,  # not reached by the walk, found by its name's words in the failing test's name
+    "named_like": -8.0,  # not reached by the walk, found by its name's words in the failing test's name
     "picked": 0.0,  # a method of a class the test picks by a string (`'doctest'`: its `name = 'doctest'`)  # a handler registered for, or a `_print_T` / `visit_T` method named after, a type T the test writes
 }
 SUSPECT_SHOWN = 2  # suspects that may be shown with code; the rest are pointers
