@@ -185,6 +185,9 @@ def test_intent_and_path_kinds():
     assert rankpolicy.read_intent("how does --offline work").code_question
     assert not rankpolicy.read_intent("where do the docs explain sessions").code_question
     assert rankpolicy.read_intent("where is SingleKey quoting decided").names == ("SingleKey",)
+    # a commit subject that introduces something ("New X", "walk: New X") asks for a change, like "Add X"
+    assert rankpolicy.read_intent("walk: New WorkerState struct shared by the worker threads").change_request
+    assert not rankpolicy.read_intent("newline handling in the parser").change_request
     kinds = {p: rankpolicy.path_kind(p) for p in ("PKG-INFO", "index.d.ts", "stubs/x.pyi", "README.rst",
                                                   "src/a.py", "docs/x.html", "CHANGELOG.md", "tests/test_a.py")}
     assert kinds == {"PKG-INFO": "generated", "index.d.ts": "types", "stubs/x.pyi": "types", "README.rst": "doc",

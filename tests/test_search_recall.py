@@ -143,3 +143,38 @@ def test_closest_name_is_difflibs_answer_from_fewer_names():
         full = difflib.get_close_matches(name, names, n=1, cutoff=0.75)
         assert closest_name(name, names) == (full[0] if full else None), name
     assert closest_name("anything", []) is None
+
+
+RETRY = '''def send_request(url, retries):
+    """Send the request, retrying on a dropped connection."""
+    for attempt in range(retries):
+        try:
+            return connect(url)
+        except ConnectionError:
+            continue
+    raise ConnectionError(url)
+'''
+
+
+def test_a_change_request_lists_the_best_files_co_change_partners(git_repo):
+    """A change request's answer is files: a file that changed with the best one in past commits is listed
+    though its own chunk barely matches (its score, rankpolicy.COCHANGE of the best file's at most, is under the
+    floor other questions keep); a partner deleted since is not."""
+    noise = {f"src/mod{n}.py": f"def helper_{n}(value):\n    return value * {n}\n" for n in range(12)}
+    root = git_repo({"src/client.py": RETRY, "src/settings.py": "LIMITS = {'pool': 10}\n",
+                     "src/legacy.py": "OLD = 1\n", **noise})
+    for n in range(2):
+        write_files(root, {"src/client.py": RETRY + f"\nVERSION = {n}\n",
+                           "src/settings.py": f"LIMITS = {{'pool': {n + 11}}}\n", "src/legacy.py": f"OLD = {n}\n"})
+        git(root, "add", "-A")
+        git(root, "commit", "-q", "-m", f"change {n}")
+    git(root, "rm", "-q", "src/legacy.py")
+    git(root, "commit", "-q", "-m", "drop legacy")
+    index_repo(root, embedder=FakeEmbedder())
+    searcher = Searcher(root, embedder=FakeEmbedder())
+    change = searcher.search("Add a backoff between send_request retries on dropped connections")
+    listed = [h.path for h in change.hits] + [c.path for c in change.candidates]
+    assert listed[0] == "src/client.py" and "src/settings.py" in listed, (listed, change.candidates)
+    assert "src/legacy.py" not in listed
+    question = searcher.search("where are send_request retries on dropped connections handled")
+    assert "src/settings.py" not in [h.path for h in question.hits] + [c.path for c in question.candidates], question.candidates

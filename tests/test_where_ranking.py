@@ -167,3 +167,36 @@ def test_late_repeat_blocks_make_room_for_pointers_but_the_first_five_stay():
     # distinct files are never dropped, however many pointers are waiting
     distinct = [hit(i, f"rich/d{i}.py") for i in range(8)]
     assert _make_room_for_pointers(distinct, files, k=8, budget=8000) == distinct
+
+
+def test_a_change_request_makes_room_for_pointers_up_to_the_files_it_may_name():
+    """A change request's answer is files: late repeat blocks give way until the files named reach
+    MAX_FILES_NAMED, not just MIN_POINTERS pointers (got's "Remove promise cancel API": five blocks of
+    index.ts left room for four pointers; create.ts and types.ts, both changed, came next)."""
+    from hippo.retrieval.filerank import FileEvidence
+    from hippo.retrieval.results import Hit
+    from hippo.retrieval.search import (
+        MAX_FILES_NAMED,
+        MIN_POINTERS,
+        PROTECTED_HITS,
+        _allowance,
+        _candidates,
+        _make_room_for_pointers,
+        _pointers_cost,
+    )
+
+    hits = [Hit(id=str(i), path="src/core.ts" if i != 1 else "src/options.ts", start_line=i * 50 + 1,
+                end_line=i * 50 + 40, language="typescript", score=0.9, snippet="x" * 950) for i in range(8)]
+    files = [FileEvidence(path="src/core.ts", score=0.9, best={"start_line": 1, "end_line": 9}, best_final=0.9,
+                          chunks=7),
+             FileEvidence(path="src/options.ts", score=0.8, best={"start_line": 51, "end_line": 90}, best_final=0.8,
+                          chunks=1),
+             *[FileEvidence(path=f"src/part{i}.ts", score=0.6 - i * 0.01, best={"start_line": 1, "end_line": 5,
+                                                                                "symbol": ""}, best_final=0.5, chunks=1)
+               for i in range(12)]]
+    plain = _make_room_for_pointers(hits, files, k=8, budget=8000)
+    change = _make_room_for_pointers(hits, files, k=8, budget=8000, files_named=MAX_FILES_NAMED)
+    assert PROTECTED_HITS <= len(change) < len(plain) and change == hits[: len(change)]
+    want = _candidates(files, {"src/core.ts", "src/options.ts"})[: MAX_FILES_NAMED - 2]
+    assert len(want) > MIN_POINTERS and _pointers_cost(want) <= _allowance(change, 8, 8000)
+    assert _pointers_cost(want) > _allowance(plain, 8, 8000)

@@ -125,7 +125,7 @@ COMMENT_LINE = re.compile(r"^\s*(//|#|\*|--|<!--)")
 CHANGE_REQUEST = re.compile(
     r"^\W*(?:(?:feat|fix|perf|refactor|chore|build|style|types?|security|core|\w+)(?:\([^)]*\))?!?:\s*)?"
     r"(?:please\s+|(?:where|how)\s+(?:would|do|should|can|could)\s+(?:i|we)\s+)?"
-    r"(?:add|remove|rename|support|allow|expose|drop|avoid|handle|raise|return|lazily|deprecate|prevent|ensure|"
+    r"(?:add|new(?!\w)|remove|rename|support|allow|expose|drop|avoid|handle|raise|return|lazily|deprecate|prevent|ensure|"
     r"enable|disable|make|move|use|improve|clean\s*up|cleanup|simplify|replace|update|change|fix|fixed|"
     r"implement|refactor|respect|skip|stop|keep|set|pass|accept|reject|check|validate|catch|throw|wrap|extract|"
     r"optimi[sz]e|speed\s*up|reduce|increase|import|display|show|clarif|review|parse|convert|emit|log)\w*\b",

@@ -46,7 +46,9 @@ MAX_FILES_NAMED = 12  # snippets' files + pointers: enough for a change that tou
 MIN_POINTERS = 4  # make room for this many by dropping late repeat blocks of files already shown
 PROTECTED_HITS = 5  # ... but never any of the first five snippets
 WEAK_POINTERS = 5  # when nothing is confident: a few pointers beside the "no high-confidence results" message
-CANDIDATE_FLOOR = 0.3  # a file needs this share of the best file's evidence to be listed
+CANDIDATE_FLOOR = 0.3  # a file needs this share of the best file's evidence to be listed ...
+CHANGE_FLOOR = 0.1  # ... or this share for a change request, whose answer is files (a co-change partner
+# with no matching chunk scores at most rankpolicy.COCHANGE of the best file: under CANDIDATE_FLOOR)
 HEADER_REACH = 400  # a hit opening inside a function's body shows its header when it is at most this far above
 HEADER_LINES = 4  # ... up to this many header lines (decorators, a signature over several lines)
 RESULT_SLOT_CHARS = 220  # XML around one result's snippet (tags, id, lines, language, date): less than it takes
@@ -466,6 +468,9 @@ class Searcher:
         """Snippets of the best chunks within the budget, then pointers to the best files not shown."""
         ranked = sorted(cands, key=lambda c: c.final, reverse=True)
         files = rank_files(((c.row, c.final) for c in ranked), terms, query, self._neighbours())
+        intent = policy.read_intent(query, pasted=pasted.looks_pasted(query))
+        files_answer = intent.change_request and not intent.symbol  # one name asks for its definition
+        file_floor = CHANGE_FLOOR if files_answer else CANDIDATE_FLOOR
         if not ranked or ranked[0].conf < MIN_CONFIDENCE and max(c.conf for c in ranked) < MIN_CONFIDENCE:
             return [], (f"No high-confidence results found for {query[:120]!r}; the candidates, if any, are weak. "
                         "Try other words, a --keyword, or a broader --glob."), _candidates(files, set())[:WEAK_POINTERS]
@@ -475,7 +480,6 @@ class Searcher:
         top_conf = max(b.conf for b in blocks)
         floor = MIN_CONFIDENCE * 0.8
         gated = [b for b in blocks if b.conf >= max(floor, top_conf * KEEP_CONF_SHARE)]
-        intent = policy.read_intent(query, pasted=pasted.looks_pasted(query))
         behaviour = intent.behaviour
         if behaviour:  # a how/why question: the first few blocks above the floor, whatever the best one's conf
             first = {id(b) for b in [b for b in blocks if b.conf >= floor][: policy.HOW_MIN_SHOWN]}
@@ -491,11 +495,13 @@ class Searcher:
         for h in keep:
             if h.id in heads:
                 _prepend_header(h, heads[h.id])
-        keep = _make_room_for_pointers(keep, files, k, budget)
+        # a change request's answer is files: room for pointers up to MAX_FILES_NAMED, other questions MIN_POINTERS
+        keep = _make_room_for_pointers(keep, files, k, budget, file_floor,
+                                       MAX_FILES_NAMED if files_answer else MIN_POINTERS)
         # Pointers are paid for by what the snippets left of the budget and by the result slots (of k) left
         # unused, so an answer is never longer than one with k full results; a file whose snippet did not
         # fit becomes a pointer.
-        pointers = _candidates(files, {h.path for h in keep})[: max(0, MAX_FILES_NAMED - len({h.path for h in keep}))]
+        pointers = _candidates(files, {h.path for h in keep}, file_floor)[: max(0, MAX_FILES_NAMED - len({h.path for h in keep}))]
         allowance = _allowance(keep, k, budget)
         while pointers and _pointers_cost(pointers) > allowance:
             pointers.pop()
@@ -579,15 +585,19 @@ class Searcher:
         and call-graph links, for file ranking."""
         from hippo.index import cochange
 
-        key = self.state.indexed_commit
+        key = (self.state.indexed_commit, len(self.state.files))
         cached = self.__dict__.get("_cochange")
         if cached is None or cached[0] != key:
             try:
-                cached = (key, cochange.load(self.index_dir))
+                partners = cochange.load(self.index_dir).get("with", {})
             except Exception:  # noqa: BLE001 - history is a hint
-                cached = (key, {})
+                partners = {}
+            indexed = self.state.files
+            if indexed:  # a partner deleted (or no longer indexed) since it changed with a file is no answer
+                partners = {p: {q: n for q, n in with_.items() if q in indexed} for p, with_ in partners.items()}
+            cached = (key, partners)
             self.__dict__["_cochange"] = cached
-        return Neighbours(cochange=cached[1].get("with", {}), linked=self._graph_links if policy.GRAPH_LINK else None)
+        return Neighbours(cochange=cached[1], linked=self._graph_links if policy.GRAPH_LINK else None)
 
     def _graph_links(self, row: dict) -> set[str]:
         """Non-test files holding what the definition at the start of `row` calls, or what calls it
@@ -775,13 +785,13 @@ def _prepend_header(h: Hit, header: list[tuple[int, str]]) -> None:
     h._kept_lines = [*header, *shown]  # type: ignore[attr-defined]  # what _relive compares
 
 
-def _candidates(files: list[FileEvidence], shown: set[str]) -> list[Candidate]:
+def _candidates(files: list[FileEvidence], shown: set[str], share: float = CANDIDATE_FLOOR) -> list[Candidate]:
     """Pointers to the best files without a snippet, in file-evidence order, one per file: the best chunk's
     lines and symbol, and the file's evidence put on a result's scale (the top file's best chunk sets it), so
     the scores descend in the order the pointers come."""
     if not files:
         return []
-    floor = CANDIDATE_FLOOR * files[0].score
+    floor = share * files[0].score
     scale = files[0].best_final / files[0].score if files[0].score > 0 else 1.0
     out: list[Candidate] = []
     for f in files:
@@ -800,11 +810,14 @@ def _allowance(hits: list[Hit], k: int, budget: int) -> int:
     return budget - sum(len(h.snippet) for h in hits) + RESULT_SLOT_CHARS * max(0, k - len(hits))
 
 
-def _make_room_for_pointers(hits: list[Hit], files: list[FileEvidence], k: int, budget: int) -> list[Hit]:
+def _make_room_for_pointers(hits: list[Hit], files: list[FileEvidence], k: int, budget: int,
+                            share: float = CANDIDATE_FLOOR, files_named: int = MIN_POINTERS) -> list[Hit]:
     """Drop the last repeat blocks of files already shown (never one of the first PROTECTED_HITS) until
-    MIN_POINTERS pointers fit: a file's fourth snippet is worth less than naming four more files."""
+    pointers fit, at least MIN_POINTERS of them and as many as bring the files named to `files_named`: a
+    file's fourth snippet is worth less than naming four more files."""
     hits = list(hits)
-    want = _candidates(files, {h.path for h in hits})[:MIN_POINTERS]
+    room = max(MIN_POINTERS, files_named - len({h.path for h in hits}))
+    want = _candidates(files, {h.path for h in hits}, share)[:room]
     while want and _pointers_cost(want) > _allowance(hits, k, budget):
         repeats = [i for i in range(PROTECTED_HITS, len(hits)) if hits[i].path in {h.path for h in hits[:i]}]
         if not repeats:
